@@ -1,0 +1,1 @@
+"""The demo application: users, posts, comments and tags."""

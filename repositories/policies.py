@@ -1,0 +1,63 @@
+"""Who may do what: guests read posts, comments and tags; owners change their own."""
+from service import Policy
+from repositories.models import Comment, Post, Tag, User
+
+
+def _owns(user, record) -> bool:
+    return user is not None and record.user_id == user.id
+
+
+class UserPolicy(Policy):
+    def allow_restify(self, user):
+        return True
+
+    def show(self, user, record):
+        return user is not None
+
+    def store(self, user):
+        return False  # accounts are made through /api/register
+
+    def update(self, user, record):
+        return user is not None and record.id == user.id
+
+    def delete(self, user, record):
+        return self.update(user, record)
+
+
+class OwnedPolicy(Policy):
+    """Posts and comments: anyone reads, a user writes, the owner changes."""
+
+    def allow_restify(self, user):
+        return True
+
+    def show(self, user, record):
+        return True
+
+    def store(self, user):
+        return user is not None
+
+    def update(self, user, record):
+        return _owns(user, record)
+
+    def delete(self, user, record):
+        return _owns(user, record)
+
+
+class TagPolicy(Policy):
+    def allow_restify(self, user):
+        return True
+
+    def show(self, user, record):
+        return True
+
+    def store(self, user):
+        return user is not None
+
+    def update(self, user, record):
+        return user is not None
+
+    def delete(self, user, record):
+        return user is not None
+
+
+POLICIES = {User: UserPolicy, Post: OwnedPolicy, Comment: OwnedPolicy, Tag: TagPolicy}

@@ -1,0 +1,24 @@
+from service import BelongsTo, BelongsToMany, HasMany, Repository, current_user_id, field
+
+
+class PostRepository(Repository):
+    @classmethod
+    def related(cls):
+        from repositories.comments import CommentRepository
+        from repositories.tags import TagRepository
+        from repositories.users import UserRepository
+        return {
+            "user": BelongsTo("user", UserRepository),
+            "comments": HasMany("comments", CommentRepository),
+            "tags": BelongsToMany("tags", TagRepository),
+        }
+
+    def fields(self, request):
+        return [
+            field("title").required().rules("max:255").searchable().sortable(),
+            field("body").textarea().nullable(),
+            field("views").numeric().rules("integer", "min:0").sortable().default(0),
+            field("published").boolean().matchable().default(False),
+            field("user_id").matchable().readonly().value(current_user_id),
+            field("cover").image().nullable().path("covers"),
+        ]

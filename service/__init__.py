@@ -1,0 +1,38 @@
+"""Restify for Python: what repository authors import.
+
+    from service import Model, belongs_to, has_many, belongs_to_many
+    from service import Repository, field, model, BelongsTo, HasMany, BelongsToMany, Policy
+"""
+from service.core.context import Context, current_user_id
+from service.core.errors import (
+    BadRequest, DeclarationError, Forbidden, NotFound, RestifyError, Unauthenticated, ValidationFailed,
+)
+from service.core.fields import Field, field
+from service.core.models import Model, belongs_to, belongs_to_many, has_many
+from service.core.policies import Policy
+from service.core.relations import BelongsTo, BelongsToMany, HasMany
+from service.core.repository import Repository, model
+
+__all__ = [
+    "BadRequest",
+    "BelongsTo",
+    "BelongsToMany",
+    "Context",
+    "DeclarationError",
+    "Field",
+    "Forbidden",
+    "HasMany",
+    "Model",
+    "NotFound",
+    "Policy",
+    "Repository",
+    "RestifyError",
+    "Unauthenticated",
+    "ValidationFailed",
+    "belongs_to",
+    "belongs_to_many",
+    "current_user_id",
+    "field",
+    "has_many",
+    "model",
+]

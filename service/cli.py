@@ -1,0 +1,88 @@
+"""The `restify` command."""
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from service.core.errors import DeclarationError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="restify", description="Repositories over MongoDB as REST, GraphQL and MCP.")
+    parser.add_argument("--app-dir", default=".", help="the application directory (default: current)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the web service")
+    serve.add_argument("--port", type=int, default=None)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--app-dir", dest="app_dir_sub", default=None)
+
+    repository = commands.add_parser("repository", help="write repositories/<name>.py for <Name>Repository")
+    repository.add_argument("name")
+    repository.add_argument("--app-dir", dest="app_dir_sub", default=None)
+
+    seed = commands.add_parser("seed", help="fill the demo application with records")
+    seed.add_argument("--users", type=int, default=20)
+    seed.add_argument("--posts", type=int, default=200)
+    seed.add_argument("--comments", type=int, default=600)
+    seed.add_argument("--app-dir", dest="app_dir_sub", default=None)
+
+    token = commands.add_parser("token:create", help="print a new bearer token for a user")
+    token.add_argument("email")
+    token.add_argument("--app-dir", dest="app_dir_sub", default=None)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    app_dir = Path(args.app_dir_sub or args.app_dir).resolve()
+    try:
+        return _run(args, app_dir)
+    except DeclarationError as error:
+        print(f"restify: broken declaration: {error}", file=sys.stderr)
+        return 2
+    except (ValueError, LookupError) as error:
+        print(f"restify: {error}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace, app_dir: Path) -> int:
+    from service.console.runtime import build, database_uri, settings_for
+
+    if args.command == "repository":
+        from service.console.scaffold import write_repository
+        for line in write_repository(app_dir, args.name):
+            print(line)
+        return 0
+    settings = settings_for(app_dir)
+    if args.command == "serve":
+        from service.console.serve import serve
+        serve(settings, args.port, args.host)
+        return 0
+    with database_uri(settings) as uri:
+        app = build(settings, uri)
+        if args.command == "seed":
+            from service.console.seed import seed
+            counts = asyncio.run(seed(app, users=args.users, posts=args.posts, comments=args.comments))
+            print("Seeded " + ", ".join(f"{n} {name}" for name, n in counts.items())
+                  + "; every seeded user's password is 'password'.")
+        elif args.command == "token:create":
+            print(asyncio.run(_token_for(app, args.email)))
+    return 0
+
+
+async def _token_for(app, email: str) -> str:
+    from service.core.auth import create_token
+    from storage import Filter
+
+    resource = app.user_resource
+    if resource is None:
+        raise LookupError("this application has no user repository")
+    user = await app.collection(resource).find_one(Filter(equals={"email": email}))
+    if user is None:
+        raise LookupError(f"no user with email {email!r}")
+    return await create_token(app, user["id"], name="console")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Console commands behind `restify`: each builds a context and calls the same operations."""

@@ -1,0 +1,1 @@
+"""The framework core: declarations, validation, policies and the operations layer."""

@@ -1,0 +1,62 @@
+"""The application core: settings, the loaded repositories, the database, passwords.
+
+One instance serves every front door; it holds no request state.
+"""
+import asyncio
+import logging
+
+from service.config import Settings
+from service.core.context import Context
+from service.core.errors import NotFound
+from service.core.passwords import Passwords
+from service.core.registry import Registry, Resource
+from service.core.validation import unique_indexes
+from storage import Collection, Database
+
+log = logging.getLogger("restify")
+
+
+class Restify:
+    def __init__(self, settings: Settings, registry: Registry, db: Database) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.db = db
+        self.passwords = Passwords(
+            time_cost=int(settings.get("auth", "argon2_time_cost")),
+            memory_kib=int(settings.get("auth", "argon2_memory_kib")),
+        )
+        self._indexed = False
+        self._index_lock = asyncio.Lock()
+
+    def resource(self, name: str) -> Resource:
+        found = self.registry.get(name)
+        if found is None:
+            raise NotFound()
+        return found
+
+    def collection(self, resource: Resource) -> Collection:
+        return self.db.collection(resource.collection)
+
+    @property
+    def user_resource(self) -> Resource | None:
+        return self.registry.get(self.settings.get("auth", "user_repository"))
+
+    def swap_registry(self, registry: Registry) -> None:
+        """Serve new repository definitions; requests in flight keep the registry they started with."""
+        self.registry = registry
+        self._indexed = False
+
+    async def ready(self) -> None:
+        """Creates the unique indexes that back `unique:` rules, once per registry."""
+        if self._indexed:
+            return
+        async with self._index_lock:
+            if self._indexed:
+                return
+            pairs: set[tuple[str, str]] = set()
+            for resource in self.registry.resources.values():
+                pairs |= unique_indexes(resource.fields(Context(action="declaration")))
+            for collection, column in sorted(pairs):
+                await self.db.collection(collection).ensure_unique(column)
+            await self.db.collection("personal_access_tokens").ensure_unique("token_hash")
+            self._indexed = True

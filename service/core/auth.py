@@ -1,0 +1,103 @@
+"""Registration, login, logout and bearer tokens.
+
+A token reads `"<id>|<secret>"`; only the SHA-256 of the secret is stored, so a
+leaked tokens collection grants nothing. Passwords are argon2id hashes.
+"""
+import hashlib
+import hmac
+import secrets
+from datetime import datetime, timezone
+from typing import Any
+
+from service.core.app import Restify
+from service.core.context import Context
+from service.core.errors import BadRequest, Unauthenticated, ValidationFailed
+from service.core.models import Model
+from service.core.operations import serialize
+from service.core.registry import Resource
+from service.core.validation import unique_message, validate
+from storage import DuplicateKey, Filter, is_valid_id
+
+TOKENS = "personal_access_tokens"
+BAD_CREDENTIALS = "These credentials do not match our records."
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def _users(app: Restify) -> Resource:
+    resource = app.user_resource
+    if resource is None:
+        raise BadRequest("This application has no user repository.")
+    return resource
+
+
+async def create_token(app: Restify, user_id: str, name: str = "api") -> str:
+    secret = secrets.token_urlsafe(32)
+    stored = await app.db.collection(TOKENS).insert({
+        "user_id": user_id, "name": name, "token_hash": _digest(secret),
+        "created_at": datetime.now(timezone.utc),
+    })
+    return f"{stored['id']}|{secret}"
+
+
+async def authenticate(app: Restify, token: str) -> Model:
+    """The user a bearer token belongs to; Unauthenticated for anything else."""
+    token_id, _, secret = token.partition("|")
+    if not secret or not is_valid_id(token_id):
+        raise Unauthenticated()
+    stored = await app.db.collection(TOKENS).find_by_id(token_id)
+    if stored is None or not hmac.compare_digest(stored.get("token_hash", ""), _digest(secret)):
+        raise Unauthenticated()
+    resource = _users(app)
+    user = await app.collection(resource).find_by_id(stored.get("user_id", ""))
+    if user is None:
+        raise Unauthenticated()
+    user["_token_id"] = token_id
+    return resource.model(user)
+
+
+def _with_token(app: Restify, resource: Resource, context: Context, user: dict[str, Any], token: str) -> dict[str, Any]:
+    body = serialize(app, resource, context, user)
+    body["meta"]["token"] = token
+    return body
+
+
+async def register(app: Restify, payload: dict[str, Any], context: Context) -> dict[str, Any]:
+    """Creates a user through the user repository's own fields and rules, then a token."""
+    context.action = "store"
+    resource = _users(app)
+    await app.ready()
+    fields = resource.fields(context)
+    values = await validate(app, fields, payload, "store")
+    values["created_at"] = values["updated_at"] = datetime.now(timezone.utc)
+    try:
+        user = await app.collection(resource).insert(values)
+    except DuplicateKey as error:
+        raise ValidationFailed(unique_message(fields, error.field)) from None
+    token = await create_token(app, user["id"])
+    context.user = resource.model(user)
+    return _with_token(app, resource, context, user, token)
+
+
+async def login(app: Restify, payload: dict[str, Any], context: Context) -> dict[str, Any]:
+    email, password = payload.get("email"), payload.get("password")
+    errors = {name: [f"The {name} field is required."] for name, value in (("email", email), ("password", password))
+              if not isinstance(value, str) or not value}
+    if errors:
+        raise ValidationFailed(errors)
+    resource = _users(app)
+    user = await app.collection(resource).find_one(Filter(equals={"email": email}))
+    hashed = user.get("password") if user else None
+    if not await app.passwords.verify(hashed if isinstance(hashed, str) else None, password):
+        raise Unauthenticated(BAD_CREDENTIALS)
+    token = await create_token(app, user["id"])
+    context.user = resource.model(user)
+    return _with_token(app, resource, context, user, token)
+
+
+async def logout(app: Restify, context: Context) -> None:
+    if context.user is None:
+        raise Unauthenticated()
+    await app.db.collection(TOKENS).delete(context.user._token_id)

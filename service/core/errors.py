@@ -1,0 +1,85 @@
+"""Domain errors raised by the operations; each front door maps them once.
+
+    RestifyError
+    ├── BadRequest          400  malformed JSON or query
+    ├── Unauthenticated     401  no valid bearer token where one is needed
+    ├── Forbidden           403  a policy said no
+    ├── NotFound            404  no such resource or record
+    ├── MethodNotAllowed    405
+    ├── PayloadTooLarge     413
+    ├── ValidationFailed    422  field errors
+    ├── TooManyRequests     429
+    ├── ServiceUnavailable  503  the database is unreachable
+    └── DeclarationError         a broken repository declaration, raised at start-up
+"""
+from typing import Any
+
+
+class RestifyError(Exception):
+    status = 500
+    code = "INTERNAL"
+    default_message = "Server error."
+
+    def __init__(self, message: str | None = None) -> None:
+        self.message = message or self.default_message
+        super().__init__(self.message)
+
+    def body(self) -> dict[str, Any]:
+        return {"message": self.message}
+
+
+class BadRequest(RestifyError):
+    status, code, default_message = 400, "BAD_REQUEST", "Bad request."
+
+    def __init__(self, message: str | None = None, errors: dict[str, list[str]] | None = None) -> None:
+        super().__init__(message)
+        self.errors = errors
+
+    def body(self) -> dict[str, Any]:
+        body = super().body()
+        if self.errors:
+            body["errors"] = self.errors
+        return body
+
+
+class Unauthenticated(RestifyError):
+    status, code, default_message = 401, "UNAUTHENTICATED", "Unauthenticated."
+
+
+class Forbidden(RestifyError):
+    status, code, default_message = 403, "FORBIDDEN", "This action is unauthorized."
+
+
+class NotFound(RestifyError):
+    status, code, default_message = 404, "NOT_FOUND", "Not found."
+
+
+class MethodNotAllowed(RestifyError):
+    status, code, default_message = 405, "METHOD_NOT_ALLOWED", "Method not allowed."
+
+
+class PayloadTooLarge(RestifyError):
+    status, code, default_message = 413, "PAYLOAD_TOO_LARGE", "The request body is too large."
+
+
+class ValidationFailed(RestifyError):
+    status, code, default_message = 422, "VALIDATION_FAILED", "The given data was invalid."
+
+    def __init__(self, errors: dict[str, list[str]], message: str | None = None) -> None:
+        super().__init__(message)
+        self.errors = errors
+
+    def body(self) -> dict[str, Any]:
+        return {"message": self.message, "errors": self.errors}
+
+
+class TooManyRequests(RestifyError):
+    status, code, default_message = 429, "TOO_MANY_REQUESTS", "Too many attempts."
+
+
+class ServiceUnavailable(RestifyError):
+    status, code, default_message = 503, "SERVICE_UNAVAILABLE", "The database is unavailable."
+
+
+class DeclarationError(Exception):
+    """A repository, model, field or policy declaration that cannot work; raised at start-up."""

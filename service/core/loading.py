@@ -1,0 +1,102 @@
+"""Relation loading: one query per relation per level, whatever the number of rows.
+
+On index every relation is loaded for the whole page at once (`$in`), uncapped.
+On show, relations that are not eager are capped at `relatablePerPage`; relations
+the model loads eagerly come back whole. Related records are serialized through
+their own repository and filtered by its `show` policy.
+"""
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+from service.core.context import Context
+from service.core.query import RelationTree
+from service.core.registry import Resource, ResourceRelation
+from service.core.serializer import resource_object, visible
+
+if TYPE_CHECKING:
+    from service.core.app import Restify
+
+Relationships = dict[str, dict[str, list[dict[str, Any]]]]  # owner id -> relation name -> resources
+
+
+def with_eager(resource: Resource, tree: RelationTree) -> RelationTree:
+    merged = dict(tree)
+    for name in resource.model.eager:
+        relation_name = next((n for n, r in resource.relations.items() if r.decl.name == name), None)
+        if relation_name is not None:
+            merged.setdefault(relation_name, {})
+    return merged
+
+
+async def load(app: "Restify", resource: Resource, context: Context, owners: list[dict[str, Any]],
+               tree: RelationTree, cap: int | None = None) -> Relationships:
+    """Relationships for every owner document, keyed by owner id."""
+    result: Relationships = {owner["id"]: {} for owner in owners}
+    if not owners:
+        return result
+    for name, children in tree.items():
+        relation = resource.relations[name]
+        eager = relation.decl.name in resource.model.eager
+        limit = None if eager else cap
+        targets = await _fetch(app, relation, owners, limit)
+        targets = _visible_to(app, relation.target, context, targets)
+        nested = await load(app, relation.target, context, targets, children, cap) if children else {}
+        fields = visible(relation.target.fields(context))
+        serialized = {
+            t["id"]: resource_object(relation.target.name, fields, t, nested.get(t["id"]) if children else None)
+            for t in targets
+        }
+        for owner_id, items in _group(relation, owners, targets).items():
+            result[owner_id][name] = [serialized[t["id"]] for t in items]
+    return result
+
+
+async def _fetch(app: "Restify", relation: ResourceRelation, owners: list[dict[str, Any]],
+                 limit: int | None) -> list[dict[str, Any]]:
+    collection = app.collection(relation.target)
+    if relation.kind == "has_many":
+        # With one owner (show) the cap goes to the server; with many it is applied per owner.
+        single_limit = limit if len(owners) == 1 else None
+        rows = await collection.find_within(relation.foreign_key, [o["id"] for o in owners],
+                                            sort=[("id", 1)], limit=single_limit)
+        return _cap_per_owner(rows, relation.foreign_key, limit)
+    if relation.kind == "belongs_to":
+        return await collection.find_within("id", [o.get(relation.local_key) for o in owners])
+    ids = [i for o in owners for i in (_id_list(o.get(relation.local_key), limit))]
+    return await collection.find_within("id", ids)
+
+
+def _id_list(value: Any, limit: int | None) -> list[str]:
+    ids = [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+    return ids[:limit] if limit else ids
+
+
+def _cap_per_owner(rows: list[dict[str, Any]], key: str, limit: int | None) -> list[dict[str, Any]]:
+    if not limit:
+        return rows
+    counts: dict[Any, int] = defaultdict(int)
+    kept = []
+    for row in rows:
+        counts[row.get(key)] += 1
+        if counts[row.get(key)] <= limit:
+            kept.append(row)
+    return kept
+
+
+def _visible_to(app: "Restify", target: Resource, context: Context, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    policies = app.registry.policies
+    return [row for row in rows if policies.allows(target.model, "show", context.user, target.model(row))]
+
+
+def _group(relation: ResourceRelation, owners: list[dict[str, Any]],
+           targets: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    if relation.kind == "has_many":
+        grouped: dict[Any, list[dict[str, Any]]] = defaultdict(list)
+        for target in targets:
+            grouped[target.get(relation.foreign_key)].append(target)
+        return {o["id"]: grouped.get(o["id"], []) for o in owners}
+    by_id = {t["id"]: t for t in targets}
+    if relation.kind == "belongs_to":
+        return {o["id"]: [by_id[o[relation.local_key]]] if o.get(relation.local_key) in by_id else [] for o in owners}
+    return {o["id"]: [by_id[i] for i in _id_list(o.get(relation.local_key), None) if i in by_id] for o in owners}
+

@@ -1,0 +1,180 @@
+"""The operations layer: index, show, store, update, delete.
+
+Every front door (REST, GraphQL, MCP, console) calls these with a Context; this
+is the one place where authorization, validation, querying and serialization
+meet. Results are the JSON bodies the REST API returns.
+"""
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import urlencode
+
+from service.core import loading
+from service.core.app import Restify
+from service.core.context import Context
+from service.core.errors import Forbidden, NotFound, Unauthenticated, ValidationFailed
+from service.core.query import IndexQuery, check_parameter_names, parse_index, parse_related, relatable_per_page
+from service.core.registry import Resource
+from service.core.serializer import resource_object, visible
+from service.core.validation import unique_message, validate
+from storage import DuplicateKey, Filter
+
+
+def _deny(context: Context) -> Exception:
+    # A guest who is refused may succeed after logging in; a user who is refused will not.
+    return Unauthenticated() if context.user is None else Forbidden()
+
+
+def _enter(app: Restify, name: str, context: Context) -> Resource:
+    if app.settings.requires_user and context.user is None:
+        raise Unauthenticated()
+    resource = app.resource(name)
+    if not app.registry.policies.for_model(resource.model).allow_restify(context.user):
+        raise _deny(context)
+    return resource
+
+
+def _authorize(app: Restify, resource: Resource, action: str, context: Context,
+               document: dict[str, Any] | None = None) -> None:
+    record = resource.model(document) if document is not None else None
+    if not app.registry.policies.allows(resource.model, action, context.user, record):
+        raise _deny(context)
+
+
+def serialize(app: Restify, resource: Resource, context: Context, document: dict[str, Any],
+              relationships: dict[str, list[dict]] | None = None) -> dict[str, Any]:
+    """One resource object with its authorization flags, as show/store/update return it."""
+    meta = app.registry.policies.flags(resource.model, context.user, resource.model(document))
+    fields = visible(resource.fields(context))
+    return resource_object(resource.name, fields, document, relationships or None, meta)
+
+
+async def _find(app: Restify, resource: Resource, id: str) -> dict[str, Any]:
+    document = await app.collection(resource).find_by_id(id)
+    if document is None:
+        raise NotFound()
+    return document
+
+
+async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
+    context.action = "index"
+    resource = _enter(app, name, context)
+    await app.ready()
+    fields = resource.fields(context)
+    query = parse_index(resource, fields, context.params, app.settings)
+    where = Filter(
+        equals=query.equals,
+        search_fields=tuple(f.name for f in fields if f.is_searchable),
+        search_text=query.search,
+    )
+    collection = app.collection(resource)
+    skip = (query.page - 1) * query.per_page
+    documents = await collection.find(where, sort=query.sort, skip=skip, limit=query.per_page)
+    total = await collection.count(where)
+    policies = app.registry.policies
+    documents = [d for d in documents if policies.allows(resource.model, "show", context.user, resource.model(d))]
+    tree = loading.with_eager(resource, query.related)
+    related = await loading.load(app, resource, context, documents, tree) if tree else {}
+    shown = visible(fields)
+    data = [
+        resource_object(resource.name, shown, d, related.get(d["id"]) if tree else None,
+                        policies.flags(resource.model, context.user, resource.model(d)))
+        for d in documents
+    ]
+    return _envelope(context, query, skip, len(data), total, data)
+
+
+def _envelope(context: Context, query: IndexQuery, skip: int, count: int, total: int,
+              data: list[dict[str, Any]]) -> dict[str, Any]:
+    last_page = max(1, -(-total // query.per_page))
+    path = context.extras.get("url", "")
+    kept = {k: v for k, v in context.params.items() if k != "page"}
+
+    def link(page: int | None) -> str | None:
+        if page is None:
+            return None
+        return f"{path}?{urlencode({**kept, 'page': page})}"
+
+    return {
+        "meta": {
+            "current_page": query.page,
+            "from": skip + 1 if count else None,
+            "last_page": last_page,
+            "path": path,
+            "per_page": query.per_page,
+            "to": skip + count if count else None,
+            "total": total,
+        },
+        "links": {
+            "first": link(1),
+            "last": link(last_page),
+            "prev": link(query.page - 1) if query.page > 1 else None,
+            "next": link(query.page + 1) if query.page < last_page else None,
+            "path": path,
+        },
+        "data": data,
+    }
+
+
+async def show(app: Restify, name: str, id: str, context: Context) -> dict[str, Any]:
+    context.action = "show"
+    resource = _enter(app, name, context)
+    check_parameter_names(context.params)
+    tree = parse_related(resource, context.params, int(app.settings.get("query", "max_related_depth") or 3))
+    cap = relatable_per_page(context.params, app.settings)
+    document = await _find(app, resource, id)
+    _authorize(app, resource, "show", context, document)
+    tree = loading.with_eager(resource, tree)
+    related = await loading.load(app, resource, context, [document], tree, cap=cap) if tree else {}
+    return {"data": serialize(app, resource, context, document, related.get(document["id"]))}
+
+
+def _now() -> datetime:
+    # Millisecond precision: what MongoDB keeps, so a value reads back as it was written.
+    now = datetime.now(timezone.utc)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+async def store(app: Restify, name: str, payload: dict[str, Any], context: Context) -> dict[str, Any]:
+    context.action = "store"
+    resource = _enter(app, name, context)
+    _authorize(app, resource, "store", context)
+    await app.ready()
+    fields = resource.fields(context)
+    values = await validate(app, fields, payload, "store")
+    for field in fields:
+        if field.value_callback is not None:
+            values[field.name] = field.value_callback(context)
+    values["created_at"] = values["updated_at"] = _now()
+    try:
+        document = await app.collection(resource).insert(values)
+    except DuplicateKey as error:
+        raise ValidationFailed(unique_message(fields, error.field)) from None
+    return {"data": serialize(app, resource, context, document)}
+
+
+async def update(app: Restify, name: str, id: str, payload: dict[str, Any], context: Context,
+                 partial: bool = False) -> dict[str, Any]:
+    context.action = "patch" if partial else "update"
+    resource = _enter(app, name, context)
+    document = await _find(app, resource, id)
+    _authorize(app, resource, "update", context, document)
+    await app.ready()
+    fields = resource.fields(context)
+    values = await validate(app, fields, payload, context.action, record_id=id)
+    values["updated_at"] = _now()
+    try:
+        updated = await app.collection(resource).update(id, values)
+    except DuplicateKey as error:
+        raise ValidationFailed(unique_message(fields, error.field)) from None
+    if updated is None:
+        raise NotFound()
+    return {"data": serialize(app, resource, context, updated)}
+
+
+async def delete(app: Restify, name: str, id: str, context: Context) -> None:
+    context.action = "delete"
+    resource = _enter(app, name, context)
+    document = await _find(app, resource, id)
+    _authorize(app, resource, "delete", context, document)
+    if not await app.collection(resource).delete(id):
+        raise NotFound()

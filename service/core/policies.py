@@ -1,0 +1,73 @@
+"""Policies: which user may do what with which record.
+
+A model without a registered policy is denied everything (secure default),
+and that is logged once, naming the model, so the cause is easy to find.
+"""
+import logging
+from typing import Any
+
+from service.core.models import Model
+
+log = logging.getLogger("restify.policies")
+ACTIONS = ("show", "store", "update", "delete")
+
+
+class Policy:
+    """Base policy: every method denies until the application says otherwise."""
+
+    def allow_restify(self, user: Model | None) -> bool:
+        return False
+
+    def show(self, user: Model | None, record: Model) -> bool:
+        return False
+
+    def store(self, user: Model | None) -> bool:
+        return False
+
+    def update(self, user: Model | None, record: Model) -> bool:
+        return False
+
+    def delete(self, user: Model | None, record: Model) -> bool:
+        return False
+
+
+class _DenyAll(Policy):
+    pass
+
+
+class PolicyMap:
+    def __init__(self, policies: dict[type[Model], type[Policy] | Policy] | None = None) -> None:
+        self._by_name: dict[str, Policy] = {}
+        self._warned: set[str] = set()
+        for model_class, policy in (policies or {}).items():
+            self._by_name[model_class.__name__] = policy() if isinstance(policy, type) else policy
+
+    def for_model(self, model_class: type[Model]) -> Policy:
+        policy = self._by_name.get(model_class.__name__)
+        if policy is None:
+            if model_class.__name__ not in self._warned:
+                self._warned.add(model_class.__name__)
+                log.warning("no policy registered for model %s: every operation on it is denied",
+                            model_class.__name__)
+            return _DenyAll()
+        return policy
+
+    def allows(self, model_class: type[Model], action: str, user: Model | None, record: Model | None = None) -> bool:
+        """`allow_restify` and then the action's own method; any exception in a policy denies."""
+        policy = self.for_model(model_class)
+        try:
+            if not policy.allow_restify(user):
+                return False
+            method: Any = getattr(policy, action)
+            return bool(method(user) if action == "store" else method(user, record))
+        except Exception:  # a broken policy must fail closed, and loudly
+            log.exception("policy %s.%s raised; denying", type(policy).__name__, action)
+            return False
+
+    def flags(self, model_class: type[Model], user: Model | None, record: Model) -> dict[str, bool]:
+        return {
+            "authorizedToShow": self.allows(model_class, "show", user, record),
+            "authorizedToStore": self.allows(model_class, "store", user),
+            "authorizedToUpdate": self.allows(model_class, "update", user, record),
+            "authorizedToDelete": self.allows(model_class, "delete", user, record),
+        }

@@ -1,0 +1,151 @@
+"""Loads an application's repositories, models and policies, and checks every
+declaration up front so a broken one fails at start-up with a clear message."""
+import importlib
+import pkgutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from service.core.context import Context
+from service.core.errors import DeclarationError
+from service.core.fields import Field
+from service.core.models import Model, RelationDecl
+from service.core.policies import Policy, PolicyMap
+from service.core.repository import Repository
+from service.core.rules import check_declaration
+
+
+@dataclass
+class ResourceRelation:
+    name: str            # as clients name it in `related`
+    kind: str            # belongs_to | has_many | belongs_to_many
+    decl: RelationDecl
+    target: "Resource"
+    local_key: str       # read on the owner's documents
+    foreign_key: str     # matched on the target's documents
+
+
+@dataclass
+class Resource:
+    """A repository bound to its model, with its relations resolved."""
+    name: str
+    repository: Repository
+    model: type[Model]
+    relations: dict[str, ResourceRelation] = field(default_factory=dict)
+
+    @property
+    def collection(self) -> str:
+        return self.model.collection
+
+    def fields(self, context: Context) -> list[Field]:
+        return list(self.repository.fields(context))
+
+    @property
+    def per_page(self) -> int | None:
+        return type(self.repository).per_page
+
+
+class Registry:
+    def __init__(self, resources: dict[str, Resource], policies: PolicyMap) -> None:
+        self.resources = resources
+        self.policies = policies
+
+    def get(self, name: str) -> Resource | None:
+        return self.resources.get(name)
+
+    def for_model(self, model_class: type[Model]) -> Resource | None:
+        return next((r for r in self.resources.values() if r.model.__name__ == model_class.__name__), None)
+
+
+def build_registry(repositories: list[type[Repository]], policies: dict[Any, Any],
+                   models_module: str = "repositories.models") -> Registry:
+    resources: dict[str, Resource] = {}
+    by_class: dict[str, Resource] = {}
+    for repository_class in repositories:
+        model_class = repository_class.resolve_model(models_module)
+        name = repository_class.uri_key or model_class.collection
+        if name in resources:
+            raise DeclarationError(f"{repository_class.__name__} and "
+                                   f"{type(resources[name].repository).__name__} both serve {name!r}")
+        resource = Resource(name, repository_class(), model_class)
+        resources[name] = resource
+        by_class[repository_class.__name__] = resource
+    for resource in resources.values():
+        _check_fields(resource)
+        _resolve_relations(resource, by_class)
+    _check_policies(policies)
+    return Registry(resources, PolicyMap(policies))
+
+
+def _check_fields(resource: Resource) -> None:
+    owner = type(resource.repository).__name__
+    try:
+        declared = resource.fields(Context(action="declaration"))
+    except Exception as error:
+        raise DeclarationError(f"{owner}.fields() raised {type(error).__name__}: {error}") from error
+    seen: set[str] = set()
+    for item in declared:
+        if not isinstance(item, Field):
+            raise DeclarationError(f"{owner}.fields() returned {item!r}, which is not a field(...)")
+        if item.name in seen or item.name in ("id", "_id") or item.name.startswith("$") or "." in item.name:
+            raise DeclarationError(f"{owner}: field name {item.name!r} is repeated or reserved")
+        seen.add(item.name)
+        try:
+            check_declaration(item)
+        except DeclarationError as error:
+            raise DeclarationError(f"{owner}: {error}") from None
+
+
+def _resolve_relations(resource: Resource, by_class: dict[str, Resource]) -> None:
+    owner = type(resource.repository).__name__
+    for name, related in type(resource.repository).related().items():
+        target_name = related.repository if isinstance(related.repository, str) else related.repository.__name__
+        target = by_class.get(target_name)
+        if target is None:
+            raise DeclarationError(f"{owner}.related()[{name!r}] refers to repository {target_name!r}, "
+                                   "which is not loaded")
+        decl = resource.model.relations.get(related.attribute)
+        if decl is None:
+            raise DeclarationError(f"{owner}.related()[{name!r}]: model {resource.model.__name__} has no "
+                                   f"relation {related.attribute!r}")
+        if decl.kind != related.kind:
+            raise DeclarationError(f"{owner}.related()[{name!r}] is a {related.kind} but "
+                                   f"{resource.model.__name__}.{related.attribute} is a {decl.kind}")
+        decl.target_model()  # raises when the target model does not exist
+        resource.relations[name] = ResourceRelation(
+            name, decl.kind, decl, target, decl.local_key(resource.model), decl.foreign_key(resource.model)
+        )
+
+
+def _check_policies(policies: dict[Any, Any]) -> None:
+    for model_class, policy in policies.items():
+        if not (isinstance(model_class, type) and issubclass(model_class, Model)):
+            raise DeclarationError(f"POLICIES key {model_class!r} is not a Model class")
+        policy_class = policy if isinstance(policy, type) else type(policy)
+        if not issubclass(policy_class, Policy):
+            raise DeclarationError(f"POLICIES[{model_class.__name__}] = {policy!r} is not a Policy")
+
+
+def load_app(app_dir: str | Path, package: str = "repositories") -> Registry:
+    """Imports `<app_dir>/<package>` afresh (so edits are seen) and builds its registry."""
+    app_dir = str(Path(app_dir).resolve())
+    if app_dir not in sys.path:
+        sys.path.insert(0, app_dir)
+    for loaded in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+        del sys.modules[loaded]
+    importlib.invalidate_caches()
+    root = importlib.import_module(package)
+    root_dir = Path(root.__file__).parent.resolve()
+    if not str(root_dir).startswith(app_dir):
+        raise DeclarationError(f"package {package!r} was imported from {root_dir}, not from {app_dir}")
+    repositories: list[type[Repository]] = []
+    for info in sorted(pkgutil.iter_modules([str(root_dir)]), key=lambda i: i.name):
+        module = importlib.import_module(f"{package}.{info.name}")
+        for value in vars(module).values():
+            if (isinstance(value, type) and issubclass(value, Repository) and value is not Repository
+                    and value.__module__ == module.__name__):
+                repositories.append(value)
+    policies_module = sys.modules.get(f"{package}.policies")
+    policies = getattr(policies_module, "POLICIES", {}) if policies_module else {}
+    return build_registry(repositories, policies, models_module=f"{package}.models")

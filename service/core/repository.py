@@ -1,0 +1,80 @@
+"""Repositories: what a model exposes, how it is validated, which relations it offers.
+
+A repository is bound to its model in exactly one of three ways:
+    @model(Post) on the class | `model = Post` or a dotted path | the name (PostRepository -> Post)
+"""
+import importlib
+from typing import Any, ClassVar
+
+from service.core.errors import DeclarationError
+from service.core.fields import Field
+from service.core.models import Model
+from service.core.relations import Related
+
+WAYS = ("the @model(...) decorator", "a `model = ...` class property (class or dotted path)",
+        "naming it after the model (PostRepository -> Post in the models module)")
+
+
+def model(model_class: type[Model]) -> Any:
+    """Class decorator binding a repository to `model_class`."""
+    def bind(repository: type["Repository"]) -> type["Repository"]:
+        repository._decorated_model = model_class
+        return repository
+    return bind
+
+
+class Repository:
+    model: ClassVar[Any] = None
+    uri_key: ClassVar[str] = ""
+    per_page: ClassVar[int | None] = None
+    mcp: ClassVar[bool | tuple[str, ...]] = False
+    _decorated_model: ClassVar[type[Model] | None] = None
+
+    @classmethod
+    def related(cls) -> dict[str, Related]:
+        return {}
+
+    def fields(self, request: Any) -> list[Field]:
+        return []
+
+    @classmethod
+    def can_use_for_profile(cls, request: Any) -> bool:
+        return False
+
+    # -- binding ------------------------------------------------------------
+    @classmethod
+    def resolve_model(cls, models_module: str) -> type[Model]:
+        decorated = cls.__dict__.get("_decorated_model")
+        declared = cls.__dict__.get("model")
+        if decorated is not None and declared is not None:
+            raise DeclarationError(f"{cls.__name__} binds its model twice; use exactly one of: " + "; ".join(WAYS))
+        if decorated is not None:
+            return decorated
+        if declared is not None:
+            return _load_model(cls, declared)
+        if cls.__name__.endswith("Repository") and cls.__name__ != "Repository":
+            guessed = cls.__name__[: -len("Repository")]
+            try:
+                module = importlib.import_module(models_module)
+            except ImportError as error:
+                raise DeclarationError(f"{cls.__name__}: cannot import models module {models_module!r}: {error}")
+            found = getattr(module, guessed, None)
+            if isinstance(found, type) and issubclass(found, Model):
+                return found
+        raise DeclarationError(
+            f"{cls.__name__}: cannot resolve its model. Bind it in one of three ways: " + "; ".join(WAYS)
+        )
+
+
+def _load_model(repository: type[Repository], declared: Any) -> type[Model]:
+    if isinstance(declared, type) and issubclass(declared, Model):
+        return declared
+    if isinstance(declared, str) and "." in declared:
+        module_name, _, name = declared.rpartition(".")
+        try:
+            found = getattr(importlib.import_module(module_name), name, None)
+        except ImportError:
+            found = None
+        if isinstance(found, type) and issubclass(found, Model):
+            return found
+    raise DeclarationError(f"{repository.__name__}.model = {declared!r} is not a Model class or a dotted path to one")

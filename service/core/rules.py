@@ -1,0 +1,254 @@
+"""Laravel-style rule strings compiled to voluptuous validators with Laravel-style messages.
+
+A field's rules run in order and stop at the first failure, so each field
+reports one message: the one that matters first (`required`, then the type,
+then sizes). Rules that need the database (`unique`, `exists`) are returned
+separately and run only when everything else about the field passed.
+"""
+import math
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+import voluptuous as vol
+
+from service.core.errors import DeclarationError
+from service.core.fields import Field
+from service.core.naming import attribute_label
+
+MESSAGES = {
+    "required": "The {attribute} field is required.",
+    "string": "The {attribute} must be a string.",
+    "numeric": "The {attribute} must be a number.",
+    "integer": "The {attribute} must be an integer.",
+    "boolean": "The {attribute} field must be true or false.",
+    "date": "The {attribute} is not a valid date.",
+    "email": "The {attribute} must be a valid email address.",
+    "url": "The {attribute} format is invalid.",
+    "alpha": "The {attribute} may only contain letters.",
+    "alpha_num": "The {attribute} may only contain letters and numbers.",
+    "alpha_dash": "The {attribute} may only contain letters, numbers, dashes and underscores.",
+    "in": "The selected {attribute} is invalid.",
+    "not_in": "The selected {attribute} is invalid.",
+    "max.string": "The {attribute} may not be greater than {max} characters.",
+    "max.numeric": "The {attribute} may not be greater than {max}.",
+    "min.string": "The {attribute} must be at least {min} characters.",
+    "min.numeric": "The {attribute} must be at least {min}.",
+    "between.string": "The {attribute} must be between {min} and {max} characters.",
+    "between.numeric": "The {attribute} must be between {min} and {max}.",
+    "unique": "The {attribute} has already been taken.",
+    "exists": "The selected {attribute} is invalid.",
+    "confirmed": "The {attribute} confirmation does not match.",
+    "image": "The {attribute} must be an image.",
+}
+
+# Rules handled by the validation flow itself rather than compiled to a check.
+FLOW_RULES = {"required", "nullable", "sometimes", "confirmed", "unique", "exists"}
+TYPE_RULES = {"string", "numeric", "integer", "boolean", "date"}
+INT64 = 2**63 - 1
+MAX_TEXT = 65_535  # implicit ceiling for text fields without their own `max`
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_URL = re.compile(r"^https?://[^\s/$.?#].[^\s]*$", re.IGNORECASE)
+_PATTERNS = {
+    "email": _EMAIL,
+    "url": _URL,
+    "alpha": re.compile(r"^[^\W\d_]+$"),
+    "alpha_num": re.compile(r"^[^\W_]+$"),
+    "alpha_dash": re.compile(r"^[\w-]+$"),
+}
+_TRUE, _FALSE = (True, 1, "1", "true", "on", "yes"), (False, 0, "0", "false", "off", "no")
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    params: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> "Rule":
+        name, _, rest = text.partition(":")
+        params = tuple(p.strip() for p in rest.split(",")) if rest else ()
+        return cls(name.strip(), params)
+
+
+KNOWN = FLOW_RULES | TYPE_RULES | set(_PATTERNS) | {"in", "not_in", "max", "min", "between", "image"}
+
+
+def check_declaration(field: Field) -> None:
+    """Raise DeclarationError for a rule this module does not know or cannot read."""
+    for text in field.rule_list + field.storing_rule_list + field.updating_rule_list:
+        rule = Rule.parse(text)
+        if rule.name not in KNOWN:
+            raise DeclarationError(f"field {field.name!r}: unknown rule {text!r}")
+        if rule.name in ("max", "min") and not _is_number(rule.params[:1]):
+            raise DeclarationError(f"field {field.name!r}: rule {text!r} needs a number")
+        if rule.name == "between" and not (len(rule.params) == 2 and all(_is_number((p,)) for p in rule.params)):
+            raise DeclarationError(f"field {field.name!r}: rule {text!r} needs two numbers")
+        if rule.name in ("in", "not_in", "unique", "exists") and not rule.params:
+            raise DeclarationError(f"field {field.name!r}: rule {text!r} needs parameters")
+
+
+def _is_number(params: tuple[str, ...]) -> bool:
+    try:
+        return bool(params) and math.isfinite(float(params[0]))
+    except ValueError:
+        return False
+
+
+class FieldRules:
+    """The compiled rules of one field for one action (store or update)."""
+
+    def __init__(self, field: Field, action: str) -> None:
+        self.field = field
+        rules = [Rule.parse(text) for text in field.rules_for(action)]
+        names = {rule.name for rule in rules}
+        self.required = "required" in names
+        self.nullable = field.is_nullable or "nullable" in names
+        self.confirmed = "confirmed" in names
+        self.database_rules = [rule for rule in rules if rule.name in ("unique", "exists")]
+        self.numeric = field.kind == "numeric" or bool(names & {"numeric", "integer"})
+        self._validator = vol.All(*self._checks(rules, names))
+
+    def message(self, key: str, **values: Any) -> str:
+        rule = key.split(".", 1)[0]
+        template = self.field.message_map.get(key) or self.field.message_map.get(rule) or MESSAGES[key]
+        return template.format(attribute=attribute_label(self.field.name), **values)
+
+    def validate(self, value: Any) -> Any:
+        """The cleaned value; raises vol.Invalid with the field's message."""
+        return self._validator(value)
+
+    # -- compilation --------------------------------------------------------
+    def _checks(self, rules: list[Rule], names: set[str]) -> list[Any]:
+        checks = [self._type_check(names)]
+        has_max = False
+        for rule in rules:
+            if rule.name in FLOW_RULES or rule.name in TYPE_RULES:
+                continue
+            has_max = has_max or rule.name in ("max", "between")
+            checks.append(self._compile(rule))
+        if self.field.is_text and not has_max:
+            checks.append(self._compile(Rule("max", (str(MAX_TEXT),))))
+        return checks
+
+    def _fail(self, key: str, **values: Any) -> vol.Invalid:
+        return vol.Invalid(self.message(key, **values))
+
+    def _type_check(self, names: set[str]) -> Any:
+        if self.field.kind == "boolean" or "boolean" in names:
+            return self._as_boolean
+        if "integer" in names:
+            return self._as_integer
+        if self.numeric:
+            return self._as_number
+        if self.field.kind == "date" or "date" in names:
+            return self._as_date
+        return self._as_string
+
+    def _as_string(self, value: Any) -> str:
+        if not isinstance(value, str):
+            raise self._fail("string")
+        return value
+
+    def _as_number(self, value: Any) -> int | float:
+        number = to_number(value)
+        if number is None:
+            raise self._fail("numeric")
+        return number
+
+    def _as_integer(self, value: Any) -> int:
+        number = to_number(value)
+        if number is None or isinstance(number, float) and not number.is_integer():
+            raise self._fail("integer")
+        return int(number)
+
+    def _as_boolean(self, value: Any) -> bool:
+        probe = value.lower() if isinstance(value, str) else value
+        if isinstance(probe, (bool, int, str)):  # never floats: 1.0 is not a boolean
+            if probe in _TRUE:
+                return True
+            if probe in _FALSE:
+                return False
+        raise self._fail("boolean")
+
+    def _as_date(self, value: Any) -> str:
+        if not isinstance(value, str) or _parse_date(value) is None:
+            raise self._fail("date")
+        return value
+
+    def _compile(self, rule: Rule) -> Any:
+        if rule.name in _PATTERNS:
+            pattern = _PATTERNS[rule.name]
+            return self._predicate(lambda v: isinstance(v, str) and bool(pattern.match(v)), rule.name)
+        if rule.name in ("in", "not_in"):
+            allowed = set(rule.params)
+            inside = rule.name == "in"
+            return self._predicate(lambda v: (_as_text(v) in allowed) == inside, rule.name)
+        if rule.name == "image":
+            return self._predicate(lambda v: True, "image")  # content checks live with file uploads
+        return self._size(rule)
+
+    def _predicate(self, test: Any, key: str) -> Any:
+        def check(value: Any) -> Any:
+            if not test(value):
+                raise self._fail(key)
+            return value
+        return check
+
+    def _size(self, rule: Rule) -> Any:
+        bounds = [float(p) for p in rule.params]
+        low = bounds[0] if rule.name in ("min", "between") else -math.inf
+        high = bounds[-1] if rule.name in ("max", "between") else math.inf
+        kind = "numeric" if self.numeric else "string"
+        shown = {"min": _shown(low), "max": _shown(high)}
+
+        def check(value: Any) -> Any:
+            size = value if self.numeric else len(value)
+            if not low <= size <= high:
+                raise self._fail(f"{rule.name}.{kind}", **shown)
+            return value
+        return check
+
+
+def _shown(bound: float) -> str:
+    return str(int(bound)) if math.isfinite(bound) and bound.is_integer() else str(bound)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def to_number(value: Any) -> int | float | None:
+    """A finite number that fits in 64 bits, from a number or a numeric string; else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if not text or len(text) > 32:
+            return None
+        try:
+            value = int(text)
+        except ValueError:
+            try:
+                value = float(text)
+            except ValueError:
+                return None
+    if isinstance(value, int):
+        return value if -INT64 - 1 <= value <= INT64 else None
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    return None
+
+
+def _parse_date(text: str) -> date | None:
+    if len(text) > 40:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+

@@ -1,0 +1,52 @@
+"""Resource objects: `{"id", "type", "attributes", "relationships"?, "meta"?}`.
+
+Only exposed (non-hidden) fields appear; stored values are normalized by the
+field's kind, so a boolean the server kept as 1/0 still reads as true/false.
+"""
+from datetime import datetime, timezone
+from typing import Any
+
+from service.core.fields import Field
+
+TIMESTAMPS = ("created_at", "updated_at")
+
+
+def iso(value: Any) -> Any:
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return value
+
+
+def present(field: Field, value: Any) -> Any:
+    if value is None:
+        return None
+    if field.kind == "boolean":
+        return bool(value)
+    if field.kind == "numeric" and isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return value
+    return iso(value)
+
+
+def visible(fields: list[Field]) -> list[Field]:
+    return [f for f in fields if not f.is_hidden]
+
+
+def attributes(fields: list[Field], document: dict[str, Any]) -> dict[str, Any]:
+    shown = {f.name: present(f, document.get(f.name)) for f in fields}
+    for name in TIMESTAMPS:
+        shown[name] = iso(document.get(name))
+    return shown
+
+
+def resource_object(type_name: str, fields: list[Field], document: dict[str, Any],
+                    relationships: dict[str, list[dict]] | None = None,
+                    meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`fields` are the visible fields, computed once per request rather than per row."""
+    data: dict[str, Any] = {"id": document["id"], "type": type_name, "attributes": attributes(fields, document)}
+    if relationships is not None:
+        data["relationships"] = relationships
+    if meta is not None:
+        data["meta"] = meta
+    return data

@@ -1,0 +1,129 @@
+"""Validates a request payload against a repository's fields.
+
+Only declared, writable fields are read; anything else in the payload is
+ignored and can never be stored. `action` is "store" (every field, defaults
+apply), "update" (PUT: every field, required rules apply) or "patch" (only the
+fields sent).
+"""
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import voluptuous as vol
+
+from service.core.errors import ValidationFailed
+from service.core.fields import Field
+from service.core.rules import FieldRules, Rule
+from storage import Filter
+
+if TYPE_CHECKING:
+    from service.core.app import Restify
+
+
+_COMPILED: dict[tuple, FieldRules] = {}
+
+
+def compiled_rules(field: Field, action: str) -> FieldRules:
+    """Compiled rules, cached by everything that shapes them (fields are rebuilt per request)."""
+    mode = "store" if action == "store" else "update"
+    key = (field.name, field.kind, mode, tuple(field.rules_for(mode)), field.is_nullable,
+           tuple(sorted(field.message_map.items())))
+    rules = _COMPILED.get(key)
+    if rules is None:
+        if len(_COMPILED) > 4096:
+            _COMPILED.clear()
+        rules = _COMPILED[key] = FieldRules(field, mode)
+    return rules
+
+
+def writable(fields: list[Field]) -> list[Field]:
+    return [f for f in fields if not (f.is_readonly or f.is_file or f.value_callback)]
+
+
+def _is_blank(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+async def validate(app: "Restify", fields: list[Field], payload: Mapping[str, Any], action: str,
+                   record_id: str | None = None) -> dict[str, Any]:
+    errors: dict[str, list[str]] = {}
+    clean: dict[str, Any] = {}
+    checked: list[tuple[Field, FieldRules, Any]] = []
+    for field in writable(fields):
+        rules = compiled_rules(field, action)
+        present = field.name in payload
+        if action == "patch" and not present:
+            continue
+        value = payload.get(field.name)
+        if value == "" and not field.is_text:
+            value = None  # an empty form value means "no value" for typed fields
+        if rules.required and _is_blank(value):
+            errors[field.name] = [rules.message("required")]
+            continue
+        if not present:
+            if action == "store" and field.has_default:
+                clean[field.name] = field.default_value
+            continue
+        if value is None and rules.nullable:
+            clean[field.name] = None
+            continue
+        try:
+            value = rules.validate(value)
+        except vol.Invalid as error:
+            errors[field.name] = [str(error.msg)]
+            continue
+        if rules.confirmed and payload.get(f"{field.name}_confirmation") != payload.get(field.name):
+            errors[field.name] = [rules.message("confirmed")]
+            continue
+        clean[field.name] = value
+        checked.append((field, rules, value))
+    for field, rules, value in checked:
+        message = await _database_rules(app, field, rules, value, record_id)
+        if message:
+            errors[field.name] = [message]
+    if errors:
+        raise ValidationFailed(errors)
+    for field in writable(fields):
+        if field.kind == "password" and clean.get(field.name) is not None:
+            clean[field.name] = await app.passwords.hash(clean[field.name])
+    return clean
+
+
+async def _database_rules(app: "Restify", field: Field, rules: FieldRules, value: Any,
+                          record_id: str | None) -> str | None:
+    if value is None:
+        return None
+    for rule in rules.database_rules:
+        collection, column = _target(rule, field)
+        found = await app.db.collection(collection).find_one(Filter(equals={column: value}))
+        if rule.name == "unique" and found is not None and found["id"] != record_id:
+            return rules.message("unique")
+        if rule.name == "exists" and found is None:
+            return rules.message("exists")
+    return None
+
+
+def _target(rule: Rule, field: Field) -> tuple[str, str]:
+    collection = rule.params[0]
+    default_column = field.name if rule.name == "unique" else "id"
+    column = rule.params[1] if len(rule.params) > 1 and rule.params[1] else default_column
+    return collection, column
+
+
+def unique_indexes(fields: list[Field]) -> set[tuple[str, str]]:
+    """(collection, column) pairs that `unique:` rules back with a unique index."""
+    pairs = set()
+    for field in fields:
+        for text in field.rule_list + field.storing_rule_list + field.updating_rule_list:
+            rule = Rule.parse(text)
+            if rule.name == "unique":
+                pairs.add(_target(rule, field))
+    return pairs
+
+
+def unique_message(fields: list[Field], column: str | None) -> dict[str, list[str]]:
+    """The 422 errors for a unique index that refused a write (a race the check lost)."""
+    for field in fields:
+        rules = compiled_rules(field, "store")
+        if any(_target(rule, field)[1] == column for rule in rules.database_rules if rule.name == "unique"):
+            return {field.name: [rules.message("unique")]}
+    return {column or "id": ["The value has already been taken."]}

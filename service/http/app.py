@@ -1,0 +1,32 @@
+"""The Tornado application: routes for auth and repositories, JSON 404 for the rest."""
+import re
+
+from tornado.web import Application
+
+from service.core.app import Restify
+from service.http.base import NotFoundHandler
+from service.http.handlers import (
+    CollectionHandler, LoginHandler, LogoutHandler, RecordHandler, RegisterHandler,
+)
+
+
+def rest_routes(app: Restify) -> list[tuple]:
+    prefix = re.escape(app.settings.get("server", "prefix").rstrip("/"))
+    auth_prefix = re.escape(app.settings.get("server", "auth_prefix").rstrip("/"))
+    state = {"app": app}
+    return [
+        (rf"{auth_prefix}/register", RegisterHandler, state),
+        (rf"{auth_prefix}/login", LoginHandler, state),
+        (rf"{auth_prefix}/logout", LogoutHandler, state),
+        (rf"{prefix}/([^/]+)", CollectionHandler, state),
+        (rf"{prefix}/([^/]+)/([^/]+)", RecordHandler, state),
+    ]
+
+
+def make_app(app: Restify, **settings: object) -> Application:
+    return Application(
+        rest_routes(app),
+        default_handler_class=NotFoundHandler,
+        default_handler_args={"app": app},
+        **settings,
+    )

@@ -1,0 +1,155 @@
+"""The base handler: body limits, JSON in and out, bearer tokens, and the one
+place where domain errors become HTTP responses."""
+import json
+import logging
+from typing import Any
+
+from tornado.httputil import HTTPServerRequest, parse_body_arguments
+from tornado.web import HTTPError, RequestHandler, stream_request_body
+
+from service.core import auth
+from service.core.app import Restify
+from service.core.context import Context
+from service.core.errors import BadRequest, NotFound, PayloadTooLarge, RestifyError, ServiceUnavailable
+from service.core.models import Model
+from storage import Unavailable
+
+log = logging.getLogger("restify.http")
+_HTTP_MESSAGES = {404: "Not found.", 405: "Method not allowed.", 413: "The request body is too large."}
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def decode_json(body: bytes) -> Any:
+    try:
+        return json.loads(body, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as error:
+        raise BadRequest(f"The request body is not valid JSON: {str(error)[:120]}") from None
+
+
+@stream_request_body
+class JsonHandler(RequestHandler):
+    """Streams the body so an oversized one is refused with 413 before it is buffered."""
+
+    def initialize(self, app: Restify) -> None:
+        self.app = app
+        self.user: Model | None = None
+        self._chunks: list[bytes] = []
+        self._received = 0
+        self._too_large = False
+
+    @property
+    def limit(self) -> int:
+        return int(self.app.settings.get("server", "max_body_bytes"))
+
+    async def prepare(self) -> None:
+        length = self.request.headers.get("Content-Length")
+        if length and length.isdigit() and int(length) > self.limit:
+            self._too_large = True
+            raise PayloadTooLarge()
+        header = self.request.headers.get("Authorization", "")
+        if header:
+            scheme, _, token = header.partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                raise auth.Unauthenticated()
+            self.user = await auth.authenticate(self.app, token.strip())
+
+    def data_received(self, chunk: bytes) -> None:
+        self._received += len(chunk)
+        if self._received > self.limit:
+            self._too_large = True
+            self._chunks.clear()
+        elif not self._too_large:
+            self._chunks.append(chunk)
+
+    # -- input --------------------------------------------------------------
+    @property
+    def body_bytes(self) -> bytes:
+        if self._too_large:
+            raise PayloadTooLarge()
+        return b"".join(self._chunks)
+
+    def payload(self, allow_multipart: bool = False) -> dict[str, Any]:
+        """The body as a dict: a JSON object, or (where allowed) multipart form fields."""
+        body = self.body_bytes
+        content_type = self.request.headers.get("Content-Type", "")
+        if allow_multipart and content_type.startswith(("multipart/form-data", "application/x-www-form-urlencoded")):
+            return self._form(body, content_type)
+        if not body.strip():
+            return {}
+        value = decode_json(body)
+        if not isinstance(value, dict):
+            raise BadRequest("The request body must be a JSON object.")
+        return value
+
+    def _form(self, body: bytes, content_type: str) -> dict[str, Any]:
+        arguments: dict[str, list[bytes]] = {}
+        files: dict[str, list[Any]] = {}
+        parse_body_arguments(content_type, body, arguments, files, self.request.headers)
+        form: dict[str, Any] = {}
+        for name, values in arguments.items():
+            try:
+                form[name] = values[-1].decode("utf-8")
+            except UnicodeDecodeError:
+                raise BadRequest(f"The form field {name!r} is not valid UTF-8.") from None
+        self.files = files
+        return form
+
+    def params(self) -> dict[str, str]:
+        params: dict[str, str] = {}
+        for name, values in self.request.query_arguments.items():
+            try:
+                params[name] = values[-1].decode("utf-8")
+            except UnicodeDecodeError:
+                raise BadRequest(f"The query parameter {name!r} is not valid UTF-8.") from None
+        return params
+
+    def context(self, **extras: Any) -> Context:
+        request: HTTPServerRequest = self.request
+        return Context(user=self.user, door="rest", params=self.params(),
+                       base_url=f"{request.protocol}://{request.host}",
+                       extras={"url": f"{request.protocol}://{request.host}{request.path}", **extras})
+
+    # -- output -------------------------------------------------------------
+    def send_json(self, body: Any, status: int = 200) -> None:
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json; charset=UTF-8")
+        self.finish(json.dumps(body, separators=(",", ":")))
+
+    def no_content(self) -> None:
+        self.set_status(204)
+        self.finish()
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        error = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(error, Unavailable):
+            error = ServiceUnavailable()
+        if isinstance(error, RestifyError):
+            self.set_status(error.status)
+            body = error.body()
+        elif isinstance(error, HTTPError):
+            body = {"message": _HTTP_MESSAGES.get(status_code, self._reason)}
+        else:
+            body = {"message": "Server error."}
+        self.clear_header("Location")
+        self.set_header("Content-Type", "application/json; charset=UTF-8")
+        if self._too_large:
+            self.set_header("Connection", "close")
+        self.finish(json.dumps(body))
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        if isinstance(value, (RestifyError, HTTPError)):
+            return
+        if isinstance(value, Unavailable):
+            log.warning("database unavailable: %s", value)
+            return
+        super().log_exception(typ, value, tb)
+
+
+class NotFoundHandler(JsonHandler):
+    """Every unknown path, whatever the method: a JSON 404."""
+
+    async def prepare(self) -> None:
+        raise NotFound()

@@ -1,0 +1,49 @@
+"""Thin REST handlers: read the request, build a context, call an operation."""
+from service.core import auth, operations
+from service.http.base import JsonHandler
+
+
+class CollectionHandler(JsonHandler):
+    async def get(self, name: str) -> None:
+        self.send_json(await operations.index(self.app, name, self.context()))
+
+    async def post(self, name: str) -> None:
+        body = await operations.store(self.app, name, self.payload(), self.context())
+        self.set_header("Location", f"{self.request.full_url().split('?')[0]}/{body['data']['id']}")
+        self.send_json(body, 201)
+
+
+class RecordHandler(JsonHandler):
+    async def get(self, name: str, id: str) -> None:
+        self.send_json(await operations.show(self.app, name, id, self.context()))
+
+    async def put(self, name: str, id: str) -> None:
+        self.send_json(await operations.update(self.app, name, id, self.payload(), self.context()))
+
+    async def patch(self, name: str, id: str) -> None:
+        self.send_json(await operations.update(self.app, name, id, self.payload(), self.context(), partial=True))
+
+    async def post(self, name: str, id: str) -> None:
+        # PUT semantics, but multipart is accepted so file fields can be sent.
+        payload = self.payload(allow_multipart=True)
+        self.send_json(await operations.update(self.app, name, id, payload, self.context()))
+
+    async def delete(self, name: str, id: str) -> None:
+        await operations.delete(self.app, name, id, self.context())
+        self.no_content()
+
+
+class RegisterHandler(JsonHandler):
+    async def post(self) -> None:
+        self.send_json(await auth.register(self.app, self.payload(), self.context()), 201)
+
+
+class LoginHandler(JsonHandler):
+    async def post(self) -> None:
+        self.send_json(await auth.login(self.app, self.payload(), self.context()))
+
+
+class LogoutHandler(JsonHandler):
+    async def post(self) -> None:
+        await auth.logout(self.app, self.context())
+        self.no_content()

@@ -1,0 +1,24 @@
+from setuptools import find_packages, setup
+
+setup(
+    name="restify-python",
+    version="0.1.0",
+    description="Repositories over MongoDB served as a JSON REST API, GraphQL and MCP tools.",
+    python_requires=">=3.11",
+    packages=find_packages(include=["service", "service.*", "storage", "storage.*", "worker", "worker.*"]),
+    install_requires=[
+        "tornado>=6.4",
+        "motor>=3.5",
+        "pymongo>=4.8",
+        "voluptuous>=0.14",
+        "graphql-core>=3.2",
+        "watchfiles>=0.21",
+        "mcp>=2",
+        "argon2-cffi>=23",
+        "nx-27017>=0.8",
+    ],
+    extras_require={
+        "test": ["pytest>=8,<10", "pytest-tornasync>=0.6"],
+    },
+    entry_points={"console_scripts": ["restify=service.cli:main"]},
+)

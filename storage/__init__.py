@@ -1,0 +1,27 @@
+"""MongoDB access: the only package that imports motor, pymongo or bson.
+
+Everything above it speaks in plain values: ids are strings, filters are
+`Filter` objects, documents are dicts whose `_id` has become `id`.
+
+Exceptions raised here:
+    StorageError -> DuplicateKey | Unavailable
+"""
+from storage.client import Database, connect
+from storage.collection import Collection
+from storage.embedded import EmbeddedServer
+from storage.errors import DuplicateKey, StorageError, Unavailable
+from storage.filters import Filter
+from storage.ids import is_valid_id, new_id
+
+__all__ = [
+    "Collection",
+    "Database",
+    "DuplicateKey",
+    "EmbeddedServer",
+    "Filter",
+    "StorageError",
+    "Unavailable",
+    "connect",
+    "is_valid_id",
+    "new_id",
+]

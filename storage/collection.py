@@ -1,0 +1,126 @@
+"""One MongoDB collection, seen through the few operations the framework needs."""
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pymongo import ReturnDocument
+from pymongo.errors import DuplicateKeyError
+
+from storage.errors import DuplicateKey
+from storage.filters import Filter
+from storage.guard import unavailable_as_error
+from storage.ids import to_object_id, to_plain
+
+Sort = list[tuple[str, int]]
+
+
+def _mongo_sort(sort: Sort) -> Sort:
+    return [("_id" if name == "id" else name, direction) for name, direction in sort]
+
+
+def _duplicate_field(error: DuplicateKeyError) -> str | None:
+    key = (error.details or {}).get("keyPattern") or (error.details or {}).get("keyValue") or {}
+    if key:
+        return next(iter(key))
+    message = str(error)
+    # Servers that omit keyPattern still name the index ("index: email_1 dup key").
+    marker = "index: "
+    if marker in message:
+        index = message.split(marker, 1)[1].split(" ", 1)[0]
+        return index.rsplit("_", 1)[0] or None
+    return None
+
+
+class Collection:
+    def __init__(self, motor_collection: Any) -> None:
+        self._col = motor_collection
+        self.name: str = motor_collection.name
+
+    @unavailable_as_error
+    async def find(self, where: Filter, sort: Sort | None = None, skip: int = 0, limit: int = 0) -> list[dict]:
+        query = where.to_mongo()
+        if query is None:
+            return []
+        cursor = self._col.find(query)
+        if sort:
+            cursor = cursor.sort(_mongo_sort(sort))
+        if skip:
+            cursor = cursor.skip(skip)
+        if limit:
+            cursor = cursor.limit(limit)
+        return [to_plain(document) for document in await cursor.to_list(length=None)]
+
+    @unavailable_as_error
+    async def count(self, where: Filter) -> int:
+        query = where.to_mongo()
+        if query is None:
+            return 0
+        if not query:
+            return await self._col.estimated_document_count()
+        # $match + $count: count_documents' $group pipeline is slow on the embedded server.
+        rows = await self._col.aggregate([{"$match": query}, {"$count": "n"}]).to_list(length=1)
+        return rows[0]["n"] if rows else 0
+
+    async def find_by_id(self, id: str) -> dict | None:
+        rows = await self.find(Filter(equals={"id": id}), limit=1)
+        return rows[0] if rows else None
+
+    async def find_one(self, where: Filter) -> dict | None:
+        rows = await self.find(where, limit=1)
+        return rows[0] if rows else None
+
+    async def find_within(self, name: str, values: Iterable[Any], sort: Sort | None = None,
+                          limit: int | None = None) -> list[dict]:
+        """Every document whose `name` is one of `values`: one query for a whole batch."""
+        unique = tuple(dict.fromkeys(v for v in values if v is not None))
+        if not unique:
+            return []
+        return await self.find(Filter(within=(name, unique)), sort=sort, limit=limit or 0)
+
+    @unavailable_as_error
+    async def insert(self, document: Mapping[str, Any]) -> dict:
+        stored = dict(document)
+        stored.pop("id", None)
+        try:
+            result = await self._col.insert_one(stored)
+        except DuplicateKeyError as error:
+            raise DuplicateKey(_duplicate_field(error)) from None
+        stored["_id"] = result.inserted_id
+        return to_plain(stored)
+
+    @unavailable_as_error
+    async def update(self, id: str, values: Mapping[str, Any]) -> dict | None:
+        """Set `values` on one document and return it as stored afterwards (None if gone)."""
+        oid = to_object_id(id)
+        if oid is None:
+            return None
+        try:
+            document = await self._col.find_one_and_update(
+                {"_id": oid}, {"$set": dict(values)}, return_document=ReturnDocument.AFTER
+            )
+        except DuplicateKeyError as error:
+            raise DuplicateKey(_duplicate_field(error)) from None
+        return to_plain(document)
+
+    @unavailable_as_error
+    async def delete(self, id: str) -> bool:
+        oid = to_object_id(id)
+        if oid is None:
+            return False
+        result = await self._col.delete_one({"_id": oid})
+        return result.deleted_count == 1
+
+    @unavailable_as_error
+    async def delete_where(self, where: Filter) -> int:
+        query = where.to_mongo()
+        if query is None:
+            return 0
+        result = await self._col.delete_many(query)
+        return result.deleted_count
+
+    @unavailable_as_error
+    async def ensure_unique(self, name: str) -> None:
+        await self._col.create_index(name, unique=True, name=f"{name}_1")
+
+    @unavailable_as_error
+    async def drop(self) -> None:
+        await self._col.drop()

@@ -1,0 +1,77 @@
+"""Starts and stops the embedded nx-27017 server (MongoDB wire protocol over SQLite).
+
+It runs as a child process with its own pid and log files, so several
+instances (a dev server, a test run) never trip over each other's pid file.
+"""
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class EmbeddedServer:
+    def __init__(self, data_dir: str | os.PathLike, port: int | None = None, host: str = "127.0.0.1") -> None:
+        self.data_dir = Path(data_dir)
+        self.host = host
+        self.port = port or free_port()
+        self._process: subprocess.Popen | None = None
+
+    @property
+    def uri(self) -> str:
+        return f"mongodb://{self.host}:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self, timeout: float = 15.0) -> "EmbeddedServer":
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        log = self.data_dir / "nx-27017.log"
+        command = [
+            sys.executable, "-m", "nx_27017.nx_27017",
+            "--data-dir", str(self.data_dir),
+            "--host", self.host,
+            "--port", str(self.port),
+            "--pid-file", str(self.data_dir / f"nx-27017-{self.port}.pid"),
+            "--log-file", str(log),
+        ]
+        self._process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise RuntimeError(f"embedded database exited at start-up; see {log}")
+            try:
+                with socket.create_connection((self.host, self.port), timeout=0.2):
+                    return self
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"embedded database did not listen on {self.uri} within {timeout}s; see {log}")
+
+    def stop(self) -> None:
+        if self._process is None:
+            return
+        if self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        self._process = None
+
+    def __enter__(self) -> "EmbeddedServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

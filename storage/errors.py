@@ -1,0 +1,17 @@
+"""Storage exceptions, free of driver types so callers never import pymongo."""
+
+
+class StorageError(Exception):
+    """Base of everything storage raises on purpose."""
+
+
+class DuplicateKey(StorageError):
+    """A unique index refused a write; `field` names the indexed field when known."""
+
+    def __init__(self, field: str | None) -> None:
+        super().__init__(f"duplicate value for {field or 'a unique field'}")
+        self.field = field
+
+
+class Unavailable(StorageError):
+    """The database could not be reached in time."""

@@ -1,0 +1,57 @@
+"""Transport-neutral filters, compiled to MongoDB queries only here.
+
+Callers describe *what* they want (exact values, a literal search text, a
+membership test); the query shapes that reach the server are the few that
+`tests/storage/test_conformance.py` proves on the embedded server and MongoDB.
+"""
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from storage.ids import to_object_id
+
+_SCALARS = (str, int, float, bool, type(None), datetime)
+
+
+@dataclass(frozen=True)
+class Filter:
+    equals: dict[str, Any] = field(default_factory=dict)
+    search_fields: tuple[str, ...] = ()
+    search_text: str = ""
+    within: tuple[str, tuple[Any, ...]] | None = None
+
+    def to_mongo(self) -> dict[str, Any] | None:
+        """The MongoDB filter, or None when the filter can match nothing."""
+        clauses: list[dict[str, Any]] = []
+        for name, value in sorted(self.equals.items()):
+            _check_scalar(name, value)
+            if name == "id":
+                oid = to_object_id(value) if isinstance(value, str) else None
+                if oid is None:
+                    return None
+                clauses.append({"_id": oid})
+            else:
+                clauses.append({name: value})
+        if self.search_text and self.search_fields:
+            # re.escape makes the user's text a literal: no pattern reaches the server.
+            pattern = re.escape(self.search_text)
+            clauses.append({"$or": [{name: {"$regex": pattern, "$options": "i"}} for name in self.search_fields]})
+        if self.within is not None:
+            name, values = self.within
+            for value in values:
+                _check_scalar(name, value)
+            if name == "id":
+                ids = [oid for oid in (to_object_id(v) for v in values) if oid is not None]
+                clauses.append({"_id": {"$in": ids}})
+            else:
+                clauses.append({name: {"$in": list(values)}})
+        if not clauses:
+            return {}
+        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def _check_scalar(name: str, value: Any) -> None:
+    # Defence in depth: a dict here would be an operator smuggled past validation.
+    if not isinstance(value, _SCALARS):
+        raise TypeError(f"filter value for {name!r} must be a scalar, got {type(value).__name__}")

@@ -1,0 +1,22 @@
+"""Turns the driver's connection failures into `Unavailable`, once for every operation."""
+import functools
+from collections.abc import Awaitable, Callable
+from typing import ParamSpec, TypeVar
+
+from pymongo.errors import AutoReconnect, ConnectionFailure, ServerSelectionTimeoutError
+
+from storage.errors import Unavailable
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def unavailable_as_error(function: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
+    @functools.wraps(function)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await function(*args, **kwargs)
+        except (AutoReconnect, ConnectionFailure, ServerSelectionTimeoutError) as error:
+            raise Unavailable(str(error)) from None
+
+    return wrapper

@@ -1,0 +1,30 @@
+"""Id conversion: ObjectId inside the database, 24-hex strings everywhere else."""
+from bson import ObjectId
+from bson.errors import InvalidId
+
+
+def is_valid_id(value: object) -> bool:
+    return isinstance(value, str) and ObjectId.is_valid(value) and len(value) == 24
+
+
+def to_object_id(value: str) -> ObjectId | None:
+    """The ObjectId for `value`, or None when it is not a valid id string."""
+    if not is_valid_id(value):
+        return None
+    try:
+        return ObjectId(value)
+    except InvalidId:  # pragma: no cover - is_valid_id already checked
+        return None
+
+
+def new_id() -> str:
+    return str(ObjectId())
+
+
+def to_plain(document: dict | None) -> dict | None:
+    """A stored document with `_id` turned into the string `id`."""
+    if document is None:
+        return None
+    plain = {key: value for key, value in document.items() if key != "_id"}
+    plain["id"] = str(document["_id"])
+    return plain

@@ -1,0 +1,148 @@
+"""Fixtures, from the bottom up: embedded server -> database -> core -> app -> client -> users.
+
+The embedded nx-27017 server starts once per session; each test gets its own
+database, so tests never see each other's records. Set MONGODB_URI to run the
+same suite against a real MongoDB.
+"""
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.config import Settings
+from service.core.app import Restify
+from service.core.registry import load_app
+from service.http.app import make_app
+from storage import EmbeddedServer, connect
+from storage.client import CommandCounter
+
+ROOT = Path(__file__).resolve().parent.parent
+FAST_HASHING = {"argon2_time_cost": 1, "argon2_memory_kib": 1024}
+
+
+@pytest.fixture(scope="session")
+def mongodb_uri(tmp_path_factory):
+    if os.environ.get("MONGODB_URI"):
+        yield os.environ["MONGODB_URI"]
+        return
+    server = EmbeddedServer(tmp_path_factory.mktemp("nx-27017")).start()
+    yield server.uri
+    server.stop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _drop_test_databases(mongodb_uri):
+    yield
+    import pymongo
+    client = pymongo.MongoClient(mongodb_uri, serverSelectionTimeoutMS=2000)
+    try:
+        for name in client.list_database_names():
+            if name.startswith("t_"):
+                client.drop_database(name)
+    except Exception:
+        pass
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def db_name():
+    return f"t_{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def config():
+    """Settings overrides for this test: change them before `restify` is built."""
+    return {"auth": dict(FAST_HASHING)}
+
+
+@pytest.fixture
+def commands():
+    return CommandCounter()
+
+
+@pytest.fixture
+def db(io_loop, mongodb_uri, db_name, commands):
+    database = connect(mongodb_uri, db_name, listeners=[commands])
+    yield database
+    database.close()
+
+
+@pytest.fixture
+def registry():
+    return load_app(ROOT)
+
+
+@pytest.fixture
+def restify(db, config, registry):
+    return Restify(Settings(config, app_dir=ROOT), registry, db)
+
+
+@pytest.fixture
+def app(restify):
+    return make_app(restify)
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes
+    headers: Any
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body) if self.body else None
+
+
+class Api:
+    """A thin JSON client over the test server."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    async def request(self, method: str, path: str, json_body: Any = None, token: str | None = None,
+                      body: bytes | str | None = None, headers: dict[str, str] | None = None) -> Response:
+        sent = dict(headers or {})
+        if token:
+            sent["Authorization"] = f"Bearer {token}"
+        if json_body is not None:
+            body = json.dumps(json_body)
+            sent.setdefault("Content-Type", "application/json")
+        if body is None and method in ("POST", "PUT", "PATCH"):
+            body = b""
+        result = await self.client.fetch(path, method=method, body=body, headers=sent, raise_error=False,
+                                         allow_nonstandard_methods=True)
+        return Response(result.code, result.body or b"", result.headers)
+
+    async def get(self, path: str, **kw: Any) -> Response:
+        return await self.request("GET", path, **kw)
+
+    async def post(self, path: str, json_body: Any = None, **kw: Any) -> Response:
+        return await self.request("POST", path, json_body, **kw)
+
+    async def put(self, path: str, json_body: Any = None, **kw: Any) -> Response:
+        return await self.request("PUT", path, json_body, **kw)
+
+    async def patch(self, path: str, json_body: Any = None, **kw: Any) -> Response:
+        return await self.request("PATCH", path, json_body, **kw)
+
+    async def delete(self, path: str, **kw: Any) -> Response:
+        return await self.request("DELETE", path, **kw)
+
+    async def register(self, name: str = "Ann", email: str | None = None, password: str = "secret-pass") -> dict:
+        """Registers a user; returns {"id", "token", "email"}."""
+        email = email or f"{name.lower()}.{uuid.uuid4().hex[:6]}@example.com"
+        response = await self.post("/api/register", {"name": name, "email": email, "password": password,
+                                                     "password_confirmation": password})
+        assert response.status == 201, response.body
+        data = response.json
+        return {"id": data["id"], "token": data["meta"]["token"], "email": email}
+
+
+@pytest.fixture
+def api(http_server_client):
+    return Api(http_server_client)

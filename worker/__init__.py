@@ -1,0 +1,1 @@
+"""The schema generation worker (watches repository modules, regenerates schema/)."""
