@@ -15,6 +15,9 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the web service")
     serve.add_argument("--port", type=int, default=None)
     serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--processes", type=_processes, default=1,
+                       help="worker processes on the one port, each with its own SO_REUSEPORT socket "
+                            "(default 1; 0 = one per CPU)")
     serve.add_argument("--app-dir", dest="app_dir_sub", default=None)
 
     repository = commands.add_parser("repository", help="write repositories/<name>.py for <Name>Repository")
@@ -31,6 +34,13 @@ def _parser() -> argparse.ArgumentParser:
     token.add_argument("email")
     token.add_argument("--app-dir", dest="app_dir_sub", default=None)
     return parser
+
+
+def _processes(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 (one per CPU) or more")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,8 +67,7 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
     settings = settings_for(app_dir)
     if args.command == "serve":
         from service.console.serve import serve
-        serve(settings, args.port, args.host)
-        return 0
+        return serve(settings, args.port, args.host, args.processes)
     with database_uri(settings) as uri:
         app = build(settings, uri)
         if args.command == "seed":
@@ -67,21 +76,9 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
             print("Seeded " + ", ".join(f"{n} {name}" for name, n in counts.items())
                   + "; every seeded user's password is 'password'.")
         elif args.command == "token:create":
-            print(asyncio.run(_token_for(app, args.email)))
+            from service.core.auth import token_for_email
+            print(asyncio.run(token_for_email(app, args.email)))
     return 0
-
-
-async def _token_for(app, email: str) -> str:
-    from service.core.auth import create_token
-    from storage import Filter
-
-    resource = app.user_resource
-    if resource is None:
-        raise LookupError("this application has no user repository")
-    user = await app.collection(resource).find_one(Filter(equals={"email": email}))
-    if user is None:
-        raise LookupError(f"no user with email {email!r}")
-    return await create_token(app, user["id"], name="console")
 
 
 if __name__ == "__main__":

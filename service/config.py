@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 DEFAULTS: dict[str, dict[str, Any]] = {
-    "server": {"port": 8000, "prefix": "/api/restify", "auth_prefix": "/api", "max_body_bytes": 1_048_576},
+    "server": {"port": 8000, "prefix": "/api/restify", "auth_prefix": "/api", "max_body_bytes": 1_048_576,
+               "max_upload_bytes": 8_388_608},
+    "files": {"disk": "local", "root": "var/storage", "max_bytes": 2_097_152, "url_prefix": "/storage"},
     "database": {"uri": "", "name": "restify", "embedded_dir": "var/db"},
     "pagination": {"per_page": 15, "relatable_per_page": 15, "max_per_page": None},
     "routes": {"middleware": []},

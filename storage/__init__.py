@@ -10,6 +10,7 @@ from storage.client import Database, connect
 from storage.collection import Collection
 from storage.embedded import EmbeddedServer
 from storage.errors import DuplicateKey, StorageError, Unavailable
+from storage.files import Disk, GridFSDisk, LocalDisk, safe_path
 from storage.filters import Filter
 from storage.ids import is_valid_id, new_id
 
@@ -18,10 +19,14 @@ __all__ = [
     "Database",
     "DuplicateKey",
     "EmbeddedServer",
+    "Disk",
     "Filter",
+    "GridFSDisk",
+    "LocalDisk",
     "StorageError",
     "Unavailable",
     "connect",
     "is_valid_id",
     "new_id",
+    "safe_path",
 ]

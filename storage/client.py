@@ -6,6 +6,7 @@ from pymongo import monitoring
 from pymongo.uri_parser import parse_uri
 
 from storage.collection import Collection
+from storage.files import GridFSDisk
 from storage.guard import unavailable_as_error
 
 DEFAULT_DATABASE = "restify"
@@ -29,6 +30,9 @@ class Database:
         if name not in self._collections:
             self._collections[name] = Collection(self._db[name])
         return self._collections[name]
+
+    def gridfs(self, bucket: str = "files") -> "GridFSDisk":
+        return GridFSDisk(self._db, bucket)
 
     @unavailable_as_error
     async def ping(self) -> None:

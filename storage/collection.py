@@ -79,7 +79,9 @@ class Collection:
     @unavailable_as_error
     async def insert(self, document: Mapping[str, Any]) -> dict:
         stored = dict(document)
-        stored.pop("id", None)
+        chosen = to_object_id(stored.pop("id", None) or "")
+        if chosen is not None:  # callers that needed the id early (file names) chose it
+            stored["_id"] = chosen
         try:
             result = await self._col.insert_one(stored)
         except DuplicateKeyError as error:

@@ -1,36 +1,212 @@
-"""`restify serve`: the web process."""
+"""`restify serve`: the web process, or N worker processes on one port.
+
+With `--processes N` (N > 1) the parent starts the database (if needed), forks N
+children and only supervises: it forwards SIGTERM/SIGINT, waits, restarts
+nothing. Each child binds its *own* SO_REUSEPORT socket after the fork so the
+kernel spreads new connections over the children; a socket shared from before
+the fork (tornado's fork_processes) let keep-alive clients pile onto one child.
+Each child builds its own Motor client: a client must never cross a fork.
+"""
 import asyncio
 import logging
+import os
+import select
 import signal
+import socket
+import sys
+import time
+from collections.abc import Callable
 
 from tornado.httpserver import HTTPServer
+from tornado.netutil import bind_sockets
 
 from service.config import Settings
 from service.console.runtime import build, database_uri
+from service.core.registry import load_app
 from service.http.app import make_app
 
 log = logging.getLogger("restify")
 
+MAX_BODY = 64 * 1024 * 1024
+READY_TIMEOUT = 60.0       # seconds for every child to load the app and listen
+SHUTDOWN_GRACE = 10.0      # seconds after a forwarded signal before children are killed
 
-async def _serve(settings: Settings, uri: str, port: int, host: str) -> None:
+
+def _serving_line(host: str, port: int, names: list[str], uri: str, processes: int) -> str:
+    listed = ", ".join(sorted(names)) or "none"
+    extra = f"; processes: {processes}" if processes > 1 else ""
+    return f"Restify serving http://{host}:{port} (repositories: {listed}; database: {uri}{extra})"
+
+
+async def _run_server(settings: Settings, uri: str, listen: Callable[[HTTPServer], None],
+                      on_ready: Callable[[list[str]], None]) -> None:
+    """Builds the core (and its Motor client) in this process, serves until SIGTERM/SIGINT."""
     app = build(settings, uri)
     await app.ready()
-    server = HTTPServer(make_app(app), xheaders=True, max_body_size=64 * 1024 * 1024)
-    server.listen(port, address=host)
-    names = ", ".join(sorted(app.registry.resources)) or "none"
-    print(f"Restify serving http://{host}:{port} (repositories: {names}; database: {uri})", flush=True)
+    server = HTTPServer(make_app(app), xheaders=True, max_body_size=MAX_BODY)
+    listen(server)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    on_ready(list(app.registry.resources))
     await stop.wait()
     server.stop()
     await server.close_all_connections()
     app.db.close()
 
 
-def serve(settings: Settings, port: int | None, host: str) -> None:
+def _serve_one(settings: Settings, uri: str, port: int, host: str) -> int:
+    def ready(names: list[str]) -> None:
+        print(_serving_line(host, port, names, uri, 1), flush=True)
+
+    asyncio.run(_run_server(settings, uri, lambda server: server.listen(port, address=host), ready))
+    return 0
+
+
+# -- several processes ------------------------------------------------------------------------
+
+def _resolve_port(port: int, host: str) -> socket.socket:
+    """A bound but not listening SO_REUSEPORT socket: turns port 0 into a real port and fails
+    fast on a port taken by something else; it never accepts, so it steals no connection."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    holder = socket.socket(family, socket.SOCK_STREAM)
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        holder.bind((host, port))
+    except OSError:
+        holder.close()
+        raise
+    return holder
+
+
+def _child(settings: Settings, uri: str, port: int, host: str, ready_fd: int) -> None:
+    """Runs in the forked child; never returns (os._exit), so the parent's `finally`
+    blocks — which stop the embedded database — never run here."""
+    code = 1
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+
+        def listen(server: HTTPServer) -> None:
+            server.add_sockets(bind_sockets(port, address=host, reuse_port=True))
+
+        def ready(names: list[str]) -> None:
+            os.write(ready_fd, b"1")
+            os.close(ready_fd)
+
+        asyncio.run(_run_server(settings, uri, listen, ready))
+        code = 0
+    except BaseException:  # noqa: BLE001 - a child reports everything and exits
+        log.exception("worker process %d failed", os.getpid())
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+class _Children:
+    """The parent's view of its workers: signals, reaping, exit codes."""
+
+    def __init__(self) -> None:
+        self.alive: set[int] = set()
+        self.worst = 0
+        self.stopping_since: float | None = None
+
+    def signal(self, signum: int) -> None:
+        for pid in list(self.alive):
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                self.alive.discard(pid)
+
+    def forward(self, signum: int, _frame: object) -> None:
+        if self.stopping_since is None:
+            self.stopping_since = time.monotonic()
+        self.signal(signum)
+
+    def reap(self) -> None:
+        while self.alive:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                self.alive.clear()
+                return
+            if pid == 0:
+                return
+            self.alive.discard(pid)
+            code = os.waitstatus_to_exitcode(status)
+            if code != 0 and self.stopping_since is None:
+                log.error("worker process %d exited with %d; it is not restarted", pid, code)
+            if code > 0:
+                self.worst = max(self.worst, code)
+
+    def wait_all(self) -> None:
+        """Waits for every child; kills the ones still there SHUTDOWN_GRACE s after a stop signal."""
+        while self.alive:
+            self.reap()
+            if self.stopping_since is not None and time.monotonic() - self.stopping_since > SHUTDOWN_GRACE:
+                self.signal(signal.SIGKILL)
+            time.sleep(0.05)
+
+
+def _await_ready(children: _Children, ready_fd: int, expected: int) -> bool:
+    received = 0
+    deadline = time.monotonic() + READY_TIMEOUT
+    while received < expected and time.monotonic() < deadline:
+        readable, _, _ = select.select([ready_fd], [], [], 0.1)
+        if readable:
+            chunk = os.read(ready_fd, expected)
+            if not chunk:  # every writer closed: someone died before it was ready
+                break
+            received += len(chunk)
+        children.reap()
+        if len(children.alive) < expected:
+            break
+    return received >= expected
+
+
+def _serve_many(settings: Settings, uri: str, port: int, host: str, processes: int) -> int:
+    names = list(load_app(settings.app_dir, settings.get("app", "package")).resources)  # fail before forking
+    holder = _resolve_port(port, host)
+    port = holder.getsockname()[1]
+    read_fd, write_fd = os.pipe()
+    children = _Children()
+    try:
+        for _ in range(processes):
+            pid = os.fork()
+            if pid == 0:
+                os.close(read_fd)
+                _child(settings, uri, port, host, write_fd)
+            children.alive.add(pid)
+        os.close(write_fd)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, children.forward)
+        if not _await_ready(children, read_fd, processes):
+            log.error("not every worker process started; stopping the others")
+            children.forward(signal.SIGTERM, None)
+            children.wait_all()
+            return children.worst or 1
+        holder.close()
+        print(_serving_line(host, port, names, uri, processes), flush=True)
+        children.wait_all()
+        return children.worst
+    except BaseException:
+        children.forward(signal.SIGTERM, None)
+        children.wait_all()
+        raise
+    finally:
+        holder.close()
+        os.close(read_fd)
+
+
+def serve(settings: Settings, port: int | None, host: str, processes: int = 1) -> int:
+    """Serves until SIGTERM/SIGINT; returns the exit code. `processes` 0 means one per CPU."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     port = port or int(settings.get("server", "port"))
+    processes = processes or os.cpu_count() or 1
     with database_uri(settings) as uri:
-        asyncio.run(_serve(settings, uri, port, host))
+        if processes == 1:
+            return _serve_one(settings, uri, port, host)
+        return _serve_many(settings, uri, port, host, processes)

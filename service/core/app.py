@@ -11,7 +11,7 @@ from service.core.errors import NotFound
 from service.core.passwords import Passwords
 from service.core.registry import Registry, Resource
 from service.core.validation import unique_indexes
-from storage import Collection, Database
+from storage import Collection, Database, Disk, LocalDisk, safe_path
 
 log = logging.getLogger("restify")
 
@@ -27,6 +27,33 @@ class Restify:
         )
         self._indexed = False
         self._index_lock = asyncio.Lock()
+        root = settings.app_dir / settings.get("files", "root")
+        self.disks: dict[str, Disk] = {"local": LocalDisk(root), "gridfs": db.gridfs()}
+
+    def disk(self, name: str | None = None) -> Disk:
+        return self.disks[name or self.settings.get("files", "disk")]
+
+    def file_url(self, path: str) -> str:
+        return f"{self.settings.get('files', 'url_prefix').rstrip('/')}/{path}"
+
+    def file_path(self, url: str | None) -> str | None:
+        """The disk path behind a stored file URL, or None for anything else."""
+        prefix = self.settings.get("files", "url_prefix").rstrip("/") + "/"
+        if not isinstance(url, str) or not url.startswith(prefix):
+            return None
+        try:
+            return safe_path(url[len(prefix):])
+        except ValueError:
+            return None
+
+    async def read_file(self, path: str) -> bytes | None:
+        """A stored file from the configured disk first, then the others."""
+        default = self.settings.get("files", "disk")
+        for name in sorted(self.disks, key=lambda n: n != default):
+            data = await self.disks[name].get(path)
+            if data is not None:
+                return data
+        return None
 
     def resource(self, name: str) -> Resource:
         found = self.registry.get(name)

@@ -6,17 +6,16 @@ leaked tokens collection grants nothing. Passwords are argon2id hashes.
 import hashlib
 import hmac
 import secrets
-from datetime import datetime, timezone
 from typing import Any
 
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import BadRequest, Unauthenticated, ValidationFailed
 from service.core.models import Model
-from service.core.operations import serialize
+from service.core.operations import now, save, serialize
 from service.core.registry import Resource
-from service.core.validation import unique_message, validate
-from storage import DuplicateKey, Filter, is_valid_id
+from service.core.validation import validate_request
+from storage import Filter, is_valid_id, new_id
 
 TOKENS = "personal_access_tokens"
 BAD_CREDENTIALS = "These credentials do not match our records."
@@ -37,7 +36,7 @@ async def create_token(app: Restify, user_id: str, name: str = "api") -> str:
     secret = secrets.token_urlsafe(32)
     stored = await app.db.collection(TOKENS).insert({
         "user_id": user_id, "name": name, "token_hash": _digest(secret),
-        "created_at": datetime.now(timezone.utc),
+        "created_at": now(),
     })
     return f"{stored['id']}|{secret}"
 
@@ -70,12 +69,9 @@ async def register(app: Restify, payload: dict[str, Any], context: Context) -> d
     resource = _users(app)
     await app.ready()
     fields = resource.fields(context)
-    values = await validate(app, fields, payload, "store")
-    values["created_at"] = values["updated_at"] = datetime.now(timezone.utc)
-    try:
-        user = await app.collection(resource).insert(values)
-    except DuplicateKey as error:
-        raise ValidationFailed(unique_message(fields, error.field)) from None
+    values, pending = await validate_request(app, fields, payload, "store")
+    values["created_at"] = values["updated_at"] = now()
+    user = await save(app, resource, fields, values, pending, new_id(), None)
     token = await create_token(app, user["id"])
     context.user = resource.model(user)
     return _with_token(app, resource, context, user, token)
@@ -101,3 +97,11 @@ async def logout(app: Restify, context: Context) -> None:
     if context.user is None:
         raise Unauthenticated()
     await app.db.collection(TOKENS).delete(context.user._token_id)
+
+
+async def token_for_email(app: Restify, email: str, name: str = "console") -> str:
+    """A new token for the user with `email` (for `restify token:create`)."""
+    user = await app.collection(_users(app)).find_one(Filter(equals={"email": email}))
+    if user is None:
+        raise LookupError(f"no user with email {email!r}")
+    return await create_token(app, user["id"], name=name)

@@ -8,15 +8,15 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlencode
 
-from service.core import loading
+from service.core import loading, uploads
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import Forbidden, NotFound, Unauthenticated, ValidationFailed
 from service.core.query import IndexQuery, check_parameter_names, parse_index, parse_related, relatable_per_page
 from service.core.registry import Resource
 from service.core.serializer import resource_object, visible
-from service.core.validation import unique_message, validate
-from storage import DuplicateKey, Filter
+from service.core.validation import unique_message, validate_request
+from storage import DuplicateKey, Filter, new_id
 
 
 def _deny(context: Context) -> Exception:
@@ -128,46 +128,66 @@ async def show(app: Restify, name: str, id: str, context: Context) -> dict[str, 
     return {"data": serialize(app, resource, context, document, related.get(document["id"]))}
 
 
-def _now() -> datetime:
+def now() -> datetime:
     # Millisecond precision: what MongoDB keeps, so a value reads back as it was written.
     now = datetime.now(timezone.utc)
     return now.replace(microsecond=now.microsecond // 1000 * 1000)
 
 
-async def store(app: Restify, name: str, payload: dict[str, Any], context: Context) -> dict[str, Any]:
+async def save(app: Restify, resource: Resource, fields: list, values: dict[str, Any],
+               pending: list[uploads.PendingFile], record_id: str,
+               existing: dict[str, Any] | None) -> dict[str, Any]:
+    """Writes the uploads, then the record; a failed record write takes the new files back,
+    a successful one deletes the files it replaced."""
+    written = await uploads.write(app, pending, record_id, resource.name)
+    values.update(written)
+    collection = app.collection(resource)
+    try:
+        if existing is None:
+            document = await collection.insert({**values, "id": record_id})
+        else:
+            document = await collection.update(record_id, values)
+    except DuplicateKey as error:
+        await uploads.discard(app, written.values())
+        raise ValidationFailed(unique_message(fields, error.field)) from None
+    except BaseException:
+        await uploads.discard(app, written.values())
+        raise
+    if document is None:
+        await uploads.discard(app, written.values())
+        raise NotFound()
+    if existing is not None:
+        await uploads.discard(app, [existing.get(n) for n, url in written.items() if existing.get(n) != url])
+    return document
+
+
+async def store(app: Restify, name: str, payload: dict[str, Any], context: Context,
+                files: dict[str, uploads.Upload] | None = None) -> dict[str, Any]:
     context.action = "store"
     resource = _enter(app, name, context)
     _authorize(app, resource, "store", context)
     await app.ready()
     fields = resource.fields(context)
-    values = await validate(app, fields, payload, "store")
+    values, pending = await validate_request(app, fields, payload, "store", files=files)
     for field in fields:
         if field.value_callback is not None:
             values[field.name] = field.value_callback(context)
-    values["created_at"] = values["updated_at"] = _now()
-    try:
-        document = await app.collection(resource).insert(values)
-    except DuplicateKey as error:
-        raise ValidationFailed(unique_message(fields, error.field)) from None
+    values["created_at"] = values["updated_at"] = now()
+    document = await save(app, resource, fields, values, pending, new_id(), None)
     return {"data": serialize(app, resource, context, document)}
 
 
 async def update(app: Restify, name: str, id: str, payload: dict[str, Any], context: Context,
-                 partial: bool = False) -> dict[str, Any]:
+                 partial: bool = False, files: dict[str, uploads.Upload] | None = None) -> dict[str, Any]:
     context.action = "patch" if partial else "update"
     resource = _enter(app, name, context)
     document = await _find(app, resource, id)
     _authorize(app, resource, "update", context, document)
     await app.ready()
     fields = resource.fields(context)
-    values = await validate(app, fields, payload, context.action, record_id=id)
-    values["updated_at"] = _now()
-    try:
-        updated = await app.collection(resource).update(id, values)
-    except DuplicateKey as error:
-        raise ValidationFailed(unique_message(fields, error.field)) from None
-    if updated is None:
-        raise NotFound()
+    values, pending = await validate_request(app, fields, payload, context.action, record_id=id, files=files)
+    values["updated_at"] = now()
+    updated = await save(app, resource, fields, values, pending, id, document)
     return {"data": serialize(app, resource, context, updated)}
 
 

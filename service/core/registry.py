@@ -14,6 +14,7 @@ from service.core.models import Model, RelationDecl
 from service.core.policies import Policy, PolicyMap
 from service.core.repository import Repository
 from service.core.rules import check_declaration
+from service.core.uploads import check_declaration as check_file_declaration
 
 
 @dataclass
@@ -93,6 +94,7 @@ def _check_fields(resource: Resource) -> None:
         seen.add(item.name)
         try:
             check_declaration(item)
+            check_file_declaration(item)
         except DeclarationError as error:
             raise DeclarationError(f"{owner}: {error}") from None
 

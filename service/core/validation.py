@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import voluptuous as vol
 
+from service.core import uploads
 from service.core.errors import ValidationFailed
 from service.core.fields import Field
 from service.core.rules import FieldRules, Rule
@@ -127,3 +128,21 @@ def unique_message(fields: list[Field], column: str | None) -> dict[str, list[st
         if any(_target(rule, field)[1] == column for rule in rules.database_rules if rule.name == "unique"):
             return {field.name: [rules.message("unique")]}
     return {column or "id": ["The value has already been taken."]}
+
+
+async def validate_request(app: "Restify", fields: list[Field], payload: Mapping[str, Any], action: str,
+                           record_id: str | None = None, files: Mapping[str, "uploads.Upload"] | None = None,
+                           ) -> tuple[dict[str, Any], list["uploads.PendingFile"]]:
+    """Field values and image uploads checked together: one 422 reports every problem."""
+    upload_errors, pending = uploads.check(fields, dict(files or {}), int(app.settings.get("files", "max_bytes")))
+    for field in fields:
+        if (field.is_file and action == "store" and field.name not in upload_errors
+                and compiled_rules(field, action).required and not (files or {}).get(field.name)):
+            upload_errors[field.name] = [compiled_rules(field, action).message("required")]
+    try:
+        clean = await validate(app, fields, payload, action, record_id)
+    except ValidationFailed as failed:
+        raise ValidationFailed({**failed.errors, **upload_errors}) from None
+    if upload_errors:
+        raise ValidationFailed(upload_errors)
+    return clean, pending

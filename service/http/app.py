@@ -6,18 +6,22 @@ from tornado.web import Application
 from service.core.app import Restify
 from service.http.base import NotFoundHandler
 from service.http.handlers import (
-    CollectionHandler, LoginHandler, LogoutHandler, RecordHandler, RegisterHandler,
+    CollectionHandler, LoginHandler, LogoutHandler, ProfileHandler, RecordHandler, RegisterHandler,
 )
+from service.http.files import FileHandler
 
 
 def rest_routes(app: Restify) -> list[tuple]:
     prefix = re.escape(app.settings.get("server", "prefix").rstrip("/"))
     auth_prefix = re.escape(app.settings.get("server", "auth_prefix").rstrip("/"))
+    files = re.escape(app.settings.get("files", "url_prefix").rstrip("/"))
     state = {"app": app}
     return [
         (rf"{auth_prefix}/register", RegisterHandler, state),
         (rf"{auth_prefix}/login", LoginHandler, state),
         (rf"{auth_prefix}/logout", LogoutHandler, state),
+        (rf"{prefix}/profile", ProfileHandler, state),
+        (rf"{files}/(.+)", FileHandler, state),
         (rf"{prefix}/([^/]+)", CollectionHandler, state),
         (rf"{prefix}/([^/]+)/([^/]+)", RecordHandler, state),
     ]

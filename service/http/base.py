@@ -12,6 +12,7 @@ from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import BadRequest, NotFound, PayloadTooLarge, RestifyError, ServiceUnavailable
 from service.core.models import Model
+from service.core.uploads import Upload
 from storage import Unavailable
 
 log = logging.getLogger("restify.http")
@@ -39,10 +40,13 @@ class JsonHandler(RequestHandler):
         self._chunks: list[bytes] = []
         self._received = 0
         self._too_large = False
+        self.files: dict[str, Upload] = {}
 
     @property
     def limit(self) -> int:
-        return int(self.app.settings.get("server", "max_body_bytes"))
+        # Multipart bodies carry files, so they get the (larger) upload limit.
+        multipart = self.request.headers.get("Content-Type", "").startswith("multipart/form-data")
+        return int(self.app.settings.get("server", "max_upload_bytes" if multipart else "max_body_bytes"))
 
     async def prepare(self) -> None:
         length = self.request.headers.get("Content-Length")
@@ -77,6 +81,8 @@ class JsonHandler(RequestHandler):
         content_type = self.request.headers.get("Content-Type", "")
         if allow_multipart and content_type.startswith(("multipart/form-data", "application/x-www-form-urlencoded")):
             return self._form(body, content_type)
+        if content_type.startswith("multipart/form-data"):
+            raise BadRequest("This route takes a JSON body; send files with POST as multipart/form-data.")
         if not body.strip():
             return {}
         value = decode_json(body)
@@ -94,7 +100,7 @@ class JsonHandler(RequestHandler):
                 form[name] = values[-1].decode("utf-8")
             except UnicodeDecodeError:
                 raise BadRequest(f"The form field {name!r} is not valid UTF-8.") from None
-        self.files = files
+        self.files = {name: Upload(parts[-1].filename or "", parts[-1].body) for name, parts in files.items() if parts}
         return form
 
     def params(self) -> dict[str, str]:

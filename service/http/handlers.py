@@ -1,5 +1,5 @@
 """Thin REST handlers: read the request, build a context, call an operation."""
-from service.core import auth, operations
+from service.core import auth, operations, profile
 from service.http.base import JsonHandler
 
 
@@ -8,7 +8,8 @@ class CollectionHandler(JsonHandler):
         self.send_json(await operations.index(self.app, name, self.context()))
 
     async def post(self, name: str) -> None:
-        body = await operations.store(self.app, name, self.payload(), self.context())
+        payload = self.payload(allow_multipart=True)
+        body = await operations.store(self.app, name, payload, self.context(), files=self.files)
         self.set_header("Location", f"{self.request.full_url().split('?')[0]}/{body['data']['id']}")
         self.send_json(body, 201)
 
@@ -26,7 +27,7 @@ class RecordHandler(JsonHandler):
     async def post(self, name: str, id: str) -> None:
         # PUT semantics, but multipart is accepted so file fields can be sent.
         payload = self.payload(allow_multipart=True)
-        self.send_json(await operations.update(self.app, name, id, payload, self.context()))
+        self.send_json(await operations.update(self.app, name, id, payload, self.context(), files=self.files))
 
     async def delete(self, name: str, id: str) -> None:
         await operations.delete(self.app, name, id, self.context())
@@ -47,3 +48,17 @@ class LogoutHandler(JsonHandler):
     async def post(self) -> None:
         await auth.logout(self.app, self.context())
         self.no_content()
+
+
+class ProfileHandler(JsonHandler):
+    """The logged-in user's own record, unwrapped. PUT is JSON only; POST takes multipart files."""
+
+    async def get(self) -> None:
+        self.send_json(await profile.show(self.app, self.context()))
+
+    async def put(self) -> None:
+        self.send_json(await profile.update(self.app, self.payload(), self.context()))
+
+    async def post(self) -> None:
+        payload = self.payload(allow_multipart=True)
+        self.send_json(await profile.update(self.app, payload, self.context(), files=self.files))

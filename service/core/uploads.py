@@ -1,0 +1,108 @@
+"""Image uploads: content checks, safe names, and writing only after validation.
+
+An upload is accepted when its bytes are a PNG, JPEG, GIF or WebP image (the
+name and declared type are ignored), it fits `files.max_bytes`, and the whole
+request validated. Files are written after that, so a rejected request leaves
+nothing behind; the operation deletes them again if the record write fails.
+"""
+import re
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from service.core.errors import DeclarationError
+from service.core.fields import Field
+from service.core.naming import attribute_label
+
+if TYPE_CHECKING:
+    from service.core.app import Restify
+
+_NAME = re.compile(r"^[A-Za-z0-9_{][A-Za-z0-9._{}-]{0,100}$")
+_DIRECTORY = re.compile(r"^[A-Za-z0-9_-]{1,64}(/[A-Za-z0-9_-]{1,64}){0,3}$")
+CONTENT_TYPES = {"png": "image/png", "jpg": "image/jpeg", "gif": "image/gif", "webp": "image/webp"}
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A received file, independent of the transport that carried it."""
+    filename: str
+    body: bytes
+
+
+@dataclass
+class PendingFile:
+    field: Field
+    upload: Upload
+    extension: str
+
+
+def image_type(data: bytes) -> str | None:
+    """The image's extension judged by its bytes, or None when it is not an image we accept."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n") and data[12:16] == b"IHDR":
+        return "png"
+    if data.startswith(b"\xff\xd8\xff") and len(data) > 4:
+        return "jpg"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "webp"
+    return None
+
+
+def check_declaration(field: Field) -> None:
+    if field.file_name is not None and (not _NAME.match(field.file_name) or ".." in field.file_name):
+        raise DeclarationError(f"field {field.name!r}: store_as({field.file_name!r}) is not a plain file name")
+    if field.directory is not None and not _DIRECTORY.match(field.directory):
+        raise DeclarationError(f"field {field.name!r}: path({field.directory!r}) must be plain folder names")
+    if field.disk_name not in (None, "local", "gridfs"):
+        raise DeclarationError(f"field {field.name!r}: unknown disk {field.disk_name!r} (local or gridfs)")
+
+
+def check(fields: list[Field], files: dict[str, Upload], max_bytes: int) -> tuple[dict[str, list[str]], list[PendingFile]]:
+    """Field errors and the files to write, for the image fields that received a file."""
+    errors: dict[str, list[str]] = {}
+    pending: list[PendingFile] = []
+    for field in fields:
+        upload = files.get(field.name)
+        if not field.is_file or field.is_readonly or upload is None:
+            continue
+        label = attribute_label(field.name)
+        if len(upload.body) > max_bytes:
+            errors[field.name] = [f"The {label} may not be greater than {max_bytes // 1024} kilobytes."]
+            continue
+        extension = image_type(upload.body)
+        if extension is None:
+            errors[field.name] = [field.message_map.get("image", "The {attribute} must be an image.")
+                                  .format(attribute=label)]
+            continue
+        pending.append(PendingFile(field, upload, extension))
+    return errors, pending
+
+
+def storage_path(field: Field, record_id: str, extension: str, default_directory: str) -> str:
+    name = field.file_name.replace("{id}", record_id) if field.file_name else f"{uuid.uuid4().hex}.{extension}"
+    return f"{field.directory or default_directory}/{name}"
+
+
+async def write(app: "Restify", pending: list[PendingFile], record_id: str, default_directory: str) -> dict[str, str]:
+    """Writes every pending file; returns field name -> public URL path (`/storage/<dir>/<file>`)."""
+    written: dict[str, str] = {}
+    try:
+        for item in pending:
+            path = storage_path(item.field, record_id, item.extension, default_directory)
+            await app.disk(item.field.disk_name).put(path, item.upload.body)
+            written[item.field.name] = app.file_url(path)
+    except Exception:
+        await discard(app, written.values())
+        raise
+    return written
+
+
+async def discard(app: "Restify", urls: Iterable[str | None]) -> None:
+    """Deletes stored files by URL from every disk (a path lives on one; the others ignore it)."""
+    for url in list(urls):
+        path = app.file_path(url)
+        if path is not None:
+            for disk in app.disks.values():
+                await disk.delete(path)

@@ -1,0 +1,23 @@
+"""Serves stored files (`/storage/<dir>/<file>`) from the local disk or GridFS."""
+from service.core.errors import NotFound
+from service.core.uploads import CONTENT_TYPES, image_type
+from service.http.base import JsonHandler
+from storage import safe_path
+
+
+class FileHandler(JsonHandler):
+    async def get(self, path: str) -> None:
+        try:
+            path = safe_path(path)
+        except ValueError:
+            raise NotFound() from None
+        data = await self.app.read_file(path)
+        if data is None:
+            raise NotFound()
+        kind = image_type(data)
+        # Judged by content, never by name; anything else is a download, not a page.
+        self.set_header("Content-Type", CONTENT_TYPES[kind] if kind else "application/octet-stream")
+        self.set_header("X-Content-Type-Options", "nosniff")
+        self.set_header("Cache-Control", "public, max-age=3600")
+        self.set_header("Content-Security-Policy", "default-src 'none'")
+        self.finish(data)  # Tornado adds the ETag and answers If-None-Match with 304

@@ -1,0 +1,100 @@
+"""File disks: a local folder and GridFS, behind the same three calls.
+
+Paths are relative (`avatars/3f2c.png`) and checked here again, whatever the
+caller did: each segment is a plain name, so nothing escapes the disk.
+"""
+import asyncio
+import os
+import re
+from pathlib import Path
+from typing import Any, Protocol
+
+from gridfs.errors import NoFile
+from motor.motor_asyncio import AsyncIOMotorGridFSBucket
+
+from storage.guard import unavailable_as_error
+
+_SEGMENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
+
+
+def safe_path(path: str) -> str:
+    """`path` if every segment is a plain file name; ValueError otherwise."""
+    parts = path.split("/")
+    if not parts or any(not _SEGMENT.match(p) or p in (".", "..") or ".." in p for p in parts):
+        raise ValueError(f"unsafe storage path: {path!r}")
+    return path
+
+
+class Disk(Protocol):
+    name: str
+
+    async def put(self, path: str, data: bytes) -> None: ...
+    async def get(self, path: str) -> bytes | None: ...
+    async def delete(self, path: str) -> None: ...
+
+
+class LocalDisk:
+    name = "local"
+
+    def __init__(self, root: str | os.PathLike) -> None:
+        self.root = Path(root).resolve()
+
+    def _file(self, path: str) -> Path:
+        target = (self.root / safe_path(path)).resolve()
+        if self.root not in target.parents:
+            raise ValueError(f"unsafe storage path: {path!r}")
+        return target
+
+    async def put(self, path: str, data: bytes) -> None:
+        target = self._file(path)
+
+        def write() -> None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+            temporary.write_bytes(data)
+            temporary.replace(target)  # readers never see half a file
+        await asyncio.get_running_loop().run_in_executor(None, write)
+
+    async def get(self, path: str) -> bytes | None:
+        target = self._file(path)
+        if not target.is_file():
+            return None
+        return await asyncio.get_running_loop().run_in_executor(None, target.read_bytes)
+
+    async def delete(self, path: str) -> None:
+        self._file(path).unlink(missing_ok=True)
+
+
+class GridFSDisk:
+    """Files in MongoDB, so every web process on every host sees the same ones."""
+
+    name = "gridfs"
+
+    def __init__(self, motor_database: Any, bucket: str = "files") -> None:
+        self._bucket = AsyncIOMotorGridFSBucket(motor_database, bucket_name=bucket)
+
+    async def _ids(self, path: str) -> list[Any]:
+        return [f._id async for f in self._bucket.find({"filename": path})]
+
+    @unavailable_as_error
+    async def put(self, path: str, data: bytes) -> None:
+        previous = await self._ids(safe_path(path))
+        await self._bucket.upload_from_stream(path, data)
+        for file_id in previous:  # a path names one file: older revisions go
+            await self._bucket.delete(file_id)
+
+    @unavailable_as_error
+    async def get(self, path: str) -> bytes | None:
+        try:
+            stream = await self._bucket.open_download_stream_by_name(safe_path(path))
+        except NoFile:
+            return None
+        return await stream.read()
+
+    @unavailable_as_error
+    async def delete(self, path: str) -> None:
+        for file_id in await self._ids(safe_path(path)):
+            try:
+                await self._bucket.delete(file_id)
+            except NoFile:
+                pass
