@@ -67,7 +67,11 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
     settings = settings_for(app_dir)
     if args.command == "serve":
         from service.console.serve import serve
-        return serve(settings, args.port, args.host, args.processes)
+        try:
+            return serve(settings, args.port, args.host, args.processes)
+        except OSError as error:  # e.g. the port is taken: a message, not a traceback
+            print(f"restify: cannot serve: {error}", file=sys.stderr)
+            return 1
     with database_uri(settings) as uri:
         app = build(settings, uri)
         if args.command == "seed":

@@ -55,9 +55,9 @@ def db_name():
 
 
 @pytest.fixture
-def config():
+def config(tmp_path):
     """Settings overrides for this test: change them before `restify` is built."""
-    return {"auth": dict(FAST_HASHING)}
+    return {"auth": dict(FAST_HASHING), "files": {"root": str(tmp_path / "storage")}}
 
 
 @pytest.fixture
@@ -144,5 +144,6 @@ class Api:
 
 
 @pytest.fixture
-def api(http_server_client):
+def api(app, http_server_client):
+    # `app` is requested by name so parametrized settings reach the server (it looks `app` up lazily).
     return Api(http_server_client)

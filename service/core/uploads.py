@@ -81,7 +81,10 @@ def check(fields: list[Field], files: dict[str, Upload], max_bytes: int) -> tupl
 
 
 def storage_path(field: Field, record_id: str, extension: str, default_directory: str) -> str:
-    name = field.file_name.replace("{id}", record_id) if field.file_name else f"{uuid.uuid4().hex}.{extension}"
+    if field.file_name:
+        name = field.file_name.replace("{id}", record_id).replace("{ext}", extension)
+    else:
+        name = f"{uuid.uuid4().hex}.{extension}"
     return f"{field.directory or default_directory}/{name}"
 
 
