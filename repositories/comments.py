@@ -2,6 +2,8 @@ from service import BelongsTo, Repository, current_user_id, field
 
 
 class CommentRepository(Repository):
+    mcp = ("index", "show", "store", "update", "delete")
+
     @classmethod
     def related(cls):
         from repositories.posts import PostRepository

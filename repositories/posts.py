@@ -2,6 +2,8 @@ from service import BelongsTo, BelongsToMany, HasMany, Repository, current_user_
 
 
 class PostRepository(Repository):
+    mcp = ("index", "show", "store", "update", "delete")
+
     @classmethod
     def related(cls):
         from repositories.comments import CommentRepository

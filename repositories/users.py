@@ -2,6 +2,8 @@ from service import HasMany, Repository, field
 
 
 class UserRepository(Repository):
+    mcp = ("index", "show", "profile")
+
     @classmethod
     def related(cls):
         from repositories.posts import PostRepository

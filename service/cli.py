@@ -33,6 +33,25 @@ def _parser() -> argparse.ArgumentParser:
     token = commands.add_parser("token:create", help="print a new bearer token for a user")
     token.add_argument("email")
     token.add_argument("--app-dir", dest="app_dir_sub", default=None)
+
+    mcp = commands.add_parser("mcp", help="serve the MCP tools over stdin/stdout (token from RESTIFY_TOKEN)")
+    mcp.add_argument("--app-dir", dest="app_dir_sub", default=None)
+
+    generate = commands.add_parser("graphql:generate", help="write schema/schema.graphql from the repositories")
+    generate.add_argument("--resolvers", action="store_true", help="also write schema/resolvers/<name>.py")
+    generate.add_argument("--force", action="store_true", help="overwrite existing resolver files")
+    generate.add_argument("--output-path", default=None, help="output directory (default: schema)")
+    generate.add_argument("--schema-file", default=None, help="schema file name (default: schema.graphql)")
+    generate.add_argument("--quiet", action="store_true", help="print only what changed or failed")
+    generate.add_argument("--app-dir", dest="app_dir_sub", default=None)
+
+    publish = commands.add_parser("publish", help="write a config file: graphql-config")
+    publish.add_argument("what", choices=["graphql-config"])
+    publish.add_argument("--force", action="store_true")
+    publish.add_argument("--app-dir", dest="app_dir_sub", default=None)
+
+    watch = commands.add_parser("watch", help="regenerate schema/ whenever a repository module changes")
+    watch.add_argument("--app-dir", dest="app_dir_sub", default=None)
     return parser
 
 
@@ -65,6 +84,21 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
             print(line)
         return 0
     settings = settings_for(app_dir)
+    if args.command == "graphql:generate":
+        from service.console.graphql import generate
+        return generate(settings, resolvers=args.resolvers, force=args.force, output_path=args.output_path,
+                        schema_file=args.schema_file, quiet=args.quiet)
+    if args.command == "publish":
+        from service.graphql.config import publish
+        try:
+            print(f"Wrote {publish(app_dir, force=args.force)}")
+        except FileExistsError as error:
+            print(f"restify: {error}", file=sys.stderr)
+            return 2
+        return 0
+    if args.command == "watch":
+        from service.console.watching import watch
+        return watch(settings)
     if args.command == "serve":
         from service.console.serve import serve
         try:
@@ -82,6 +116,9 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
         elif args.command == "token:create":
             from service.core.auth import token_for_email
             print(asyncio.run(token_for_email(app, args.email)))
+        elif args.command == "mcp":
+            from service.mcp.stdio import run_stdio
+            return run_stdio(app)
     return 0
 
 

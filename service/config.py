@@ -21,6 +21,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "auth": {"user_repository": "users", "argon2_time_cost": 3, "argon2_memory_kib": 65536},
     "app": {"package": "repositories"},
     "query": {"max_search_length": 255, "max_related_depth": 3},
+    # MCP at /mcp: the Host/Origin headers accepted (DNS-rebinding protection); "host:*" allows any
+    # port, and "*" in allowed_hosts turns the check off (for a proxy that checks hosts itself).
+    "mcp": {"allowed_hosts": ["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"],
+            "allowed_origins": ["http://127.0.0.1", "http://127.0.0.1:*", "http://localhost",
+                                "http://localhost:*", "http://[::1]", "http://[::1]:*"]},
 }
 
 

@@ -1,8 +1,8 @@
 """One MongoDB collection, seen through the few operations the framework needs."""
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
 from storage.errors import DuplicateKey
@@ -11,13 +11,17 @@ from storage.guard import unavailable_as_error
 from storage.ids import to_object_id, to_plain
 
 Sort = list[tuple[str, int]]
+FIRST_BATCH = 10_000
 
 
 def _mongo_sort(sort: Sort) -> Sort:
     return [("_id" if name == "id" else name, direction) for name, direction in sort]
 
 
-def _duplicate_field(error: DuplicateKeyError) -> str | None:
+_SQLITE_INDEX = re.compile(r"index '([^']+)'")
+
+
+def _duplicate_field(error: DuplicateKeyError, collection: str) -> str | None:
     key = (error.details or {}).get("keyPattern") or (error.details or {}).get("keyValue") or {}
     if key:
         return next(iter(key))
@@ -27,6 +31,11 @@ def _duplicate_field(error: DuplicateKeyError) -> str | None:
     if marker in message:
         index = message.split(marker, 1)[1].split(" ", 1)[0]
         return index.rsplit("_", 1)[0] or None
+    # nx-27017 names its SQLite index instead: idx_<collection>_<field>
+    sqlite = _SQLITE_INDEX.search(message)
+    prefix = f"idx_{collection}_"
+    if sqlite and sqlite.group(1).startswith(prefix):
+        return sqlite.group(1)[len(prefix):] or None
     return None
 
 
@@ -47,6 +56,8 @@ class Collection:
             cursor = cursor.skip(skip)
         if limit:
             cursor = cursor.limit(limit)
+        # One round trip for a whole page or relation batch, not 101 documents then getMore.
+        cursor = cursor.batch_size(min(limit, FIRST_BATCH) if limit else FIRST_BATCH)
         return [to_plain(document) for document in await cursor.to_list(length=None)]
 
     @unavailable_as_error
@@ -85,7 +96,7 @@ class Collection:
         try:
             result = await self._col.insert_one(stored)
         except DuplicateKeyError as error:
-            raise DuplicateKey(_duplicate_field(error)) from None
+            raise DuplicateKey(_duplicate_field(error, self.name)) from None
         stored["_id"] = result.inserted_id
         return to_plain(stored)
 
@@ -96,12 +107,14 @@ class Collection:
         if oid is None:
             return None
         try:
-            document = await self._col.find_one_and_update(
-                {"_id": oid}, {"$set": dict(values)}, return_document=ReturnDocument.AFTER
-            )
+            # update_one, not find_one_and_update: the embedded server answers a unique-index
+            # refusal of the latter with None instead of an error.
+            result = await self._col.update_one({"_id": oid}, {"$set": dict(values)})
         except DuplicateKeyError as error:
-            raise DuplicateKey(_duplicate_field(error)) from None
-        return to_plain(document)
+            raise DuplicateKey(_duplicate_field(error, self.name)) from None
+        if result.matched_count == 0:
+            return None
+        return to_plain(await self._col.find_one({"_id": oid}))
 
     @unavailable_as_error
     async def delete(self, id: str) -> bool:

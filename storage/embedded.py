@@ -17,6 +17,14 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def _listening(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
 class EmbeddedServer:
     def __init__(self, data_dir: str | os.PathLike, port: int | None = None, host: str = "127.0.0.1") -> None:
         self.data_dir = Path(data_dir)
@@ -33,6 +41,8 @@ class EmbeddedServer:
         return self._process is not None and self._process.poll() is None
 
     def start(self, timeout: float = 15.0) -> "EmbeddedServer":
+        if _listening(self.host, self.port):
+            raise RuntimeError(f"cannot start the embedded database: {self.host}:{self.port} is already in use")
         self.data_dir.mkdir(parents=True, exist_ok=True)
         log = self.data_dir / "nx-27017.log"
         command = [
@@ -50,11 +60,9 @@ class EmbeddedServer:
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
                 raise RuntimeError(f"embedded database exited at start-up; see {log}")
-            try:
-                with socket.create_connection((self.host, self.port), timeout=0.2):
-                    return self
-            except OSError:
-                time.sleep(0.05)
+            if _listening(self.host, self.port):
+                return self
+            time.sleep(0.05)
         self.stop()
         raise RuntimeError(f"embedded database did not listen on {self.uri} within {timeout}s; see {log}")
 

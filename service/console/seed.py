@@ -1,8 +1,9 @@
 """`restify seed`: fills the demo application with records to try it out."""
 import random
-from datetime import datetime, timezone
+import time
 
 from service.core.app import Restify
+from service.core.operations import now
 
 WORDS = ("tornado motor mongo restify python graphql agent policy field relation page index search "
          "token schema worker model query batch cursor index profile image tag comment post user").split()
@@ -17,12 +18,11 @@ async def seed(app: Restify, users: int = 20, posts: int = 200, comments: int = 
     """Inserts records directly (fast), shaped exactly as the operations store them.
     Every seeded user has the password `password`."""
     rng = random.Random(seed_value)
-    now = datetime.now(timezone.utc)
-    stamp = {"created_at": now, "updated_at": now}
+    stamp = {"created_at": now(), "updated_at": now()}
     password = await app.passwords.hash("password")
     await app.ready()
     db = app.db
-    suffix = f"{int(now.timestamp())}{rng.randrange(10**6)}"
+    suffix = f"{int(time.time())}{rng.randrange(10**6)}"
     tag_ids = [(await db.collection("tags").insert({"name": f"{w}-{suffix}-{i}", **stamp}))["id"]
                for i, w in enumerate(rng.sample(WORDS, min(tags, len(WORDS))))]
     user_ids = [(await db.collection("users").insert({

@@ -14,9 +14,12 @@ from service.core.context import Context
 from service.core.errors import Forbidden, NotFound, Unauthenticated, ValidationFailed
 from service.core.query import IndexQuery, check_parameter_names, parse_index, parse_related, relatable_per_page
 from service.core.registry import Resource
-from service.core.serializer import resource_object, visible
+from service.core.serializer import iso, resource_object, visible
 from service.core.validation import unique_message, validate_request
 from storage import DuplicateKey, Filter, new_id
+
+
+MAX_SKIP = 2**63 - 1
 
 
 def _deny(context: Context) -> Exception:
@@ -68,7 +71,9 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     )
     collection = app.collection(resource)
     skip = (query.page - 1) * query.per_page
-    documents = await collection.find(where, sort=query.sort, skip=skip, limit=query.per_page)
+    # A page past 64 bits of skip is past any real collection: empty, without asking the server.
+    fits = skip + query.per_page <= MAX_SKIP
+    documents = await collection.find(where, sort=query.sort, skip=skip, limit=query.per_page) if fits else []
     total = await collection.count(where)
     policies = app.registry.policies
     documents = [d for d in documents if policies.allows(resource.model, "show", context.user, resource.model(d))]
@@ -128,10 +133,12 @@ async def show(app: Restify, name: str, id: str, context: Context) -> dict[str, 
     return {"data": serialize(app, resource, context, document, related.get(document["id"]))}
 
 
-def now() -> datetime:
-    # Millisecond precision: what MongoDB keeps, so a value reads back as it was written.
-    now = datetime.now(timezone.utc)
-    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+def now() -> str:
+    """The timestamp stored in created_at/updated_at: ISO 8601, UTC, milliseconds.
+
+    A fixed-width string sorts chronologically and survives `$set` unchanged on every
+    server (the embedded one turns a `$set` datetime into a naive string)."""
+    return iso(datetime.now(timezone.utc))
 
 
 async def save(app: Restify, resource: Resource, fields: list, values: dict[str, Any],

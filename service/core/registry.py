@@ -132,8 +132,9 @@ def _check_policies(policies: dict[Any, Any]) -> None:
 def load_app(app_dir: str | Path, package: str = "repositories") -> Registry:
     """Imports `<app_dir>/<package>` afresh (so edits are seen) and builds its registry."""
     app_dir = str(Path(app_dir).resolve())
-    if app_dir not in sys.path:
-        sys.path.insert(0, app_dir)
+    if app_dir in sys.path:
+        sys.path.remove(app_dir)
+    sys.path.insert(0, app_dir)  # first, so this app's package wins over one loaded before
     for loaded in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
         del sys.modules[loaded]
     importlib.invalidate_caches()

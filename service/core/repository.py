@@ -11,6 +11,7 @@ from service.core.fields import Field
 from service.core.models import Model
 from service.core.relations import Related
 
+MCP_OPERATIONS = ("index", "show", "store", "update", "delete", "profile")
 WAYS = ("the @model(...) decorator", "a `model = ...` class property (class or dotted path)",
         "naming it after the model (PostRepository -> Post in the models module)")
 
@@ -27,8 +28,32 @@ class Repository:
     model: ClassVar[Any] = None
     uri_key: ClassVar[str] = ""
     per_page: ClassVar[int | None] = None
+    # MCP tools for agents (service/mcp): False (none), True (read-only: "index", "show"), or a tuple
+    # of operations from MCP_OPERATIONS; "profile" counts only on the user repository (auth.user_repository).
     mcp: ClassVar[bool | tuple[str, ...]] = False
     _decorated_model: ClassVar[type[Model] | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.mcp_operations()  # a misspelt operation fails when the module loads, naming the class
+
+    @classmethod
+    def mcp_operations(cls) -> tuple[str, ...]:
+        """The operations this repository exposes as MCP tools, in MCP_OPERATIONS order."""
+        declared = cls.mcp
+        if declared is True:
+            return ("index", "show")
+        if declared is False or declared is None:
+            return ()
+        names = (declared,) if isinstance(declared, str) else declared
+        if not isinstance(names, (tuple, list, set, frozenset)) or not all(isinstance(n, str) for n in names):
+            raise DeclarationError(f"{cls.__name__}.mcp = {declared!r}: use True, False or a tuple of operations "
+                                   f"from {', '.join(MCP_OPERATIONS)}")
+        unknown = sorted(set(names) - set(MCP_OPERATIONS))
+        if unknown:
+            raise DeclarationError(f"{cls.__name__}.mcp names unknown operations {', '.join(unknown)}; "
+                                   f"choose from {', '.join(MCP_OPERATIONS)}")
+        return tuple(n for n in MCP_OPERATIONS if n in names)
 
     @classmethod
     def related(cls) -> dict[str, Related]:

@@ -129,7 +129,8 @@ class FieldRules:
                 continue
             has_max = has_max or rule.name in ("max", "between")
             checks.append(self._compile(rule))
-        if self.field.is_text and not has_max:
+        typed = bool(names & (TYPE_RULES - {"string"}))  # numeric/integer/boolean/date rules: not text
+        if self.field.is_text and not typed and not has_max:
             checks.append(self._compile(Rule("max", (str(MAX_TEXT),))))
         return checks
 
@@ -160,8 +161,12 @@ class FieldRules:
 
     def _as_integer(self, value: Any) -> int:
         number = to_number(value)
+        if number is None and self.field.kind == "numeric":
+            raise self._fail("numeric")  # not a number at all: say that first
         if number is None or isinstance(number, float) and not number.is_integer():
             raise self._fail("integer")
+        if not -INT64 - 1 <= int(number) <= INT64:
+            raise self._fail("integer")  # an integral float too large for 64 bits
         return int(number)
 
     def _as_boolean(self, value: Any) -> bool:
@@ -222,21 +227,23 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
+_INTEGER_TEXT = re.compile(r"^[+-]?\d{1,20}$")
+_DECIMAL_TEXT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?$")
+
+
 def to_number(value: Any) -> int | float | None:
-    """A finite number that fits in 64 bits, from a number or a numeric string; else None."""
+    """A finite number that fits in 64 bits, from a number or a plain numeric string; else None.
+    Strings are read strictly: no digit separators, no "nan", no "inf"."""
     if isinstance(value, bool):
         return None
     if isinstance(value, str):
         text = value.strip()
-        if not text or len(text) > 32:
-            return None
-        try:
+        if _INTEGER_TEXT.match(text):
             value = int(text)
-        except ValueError:
-            try:
-                value = float(text)
-            except ValueError:
-                return None
+        elif len(text) <= 32 and _DECIMAL_TEXT.match(text):
+            value = float(text)
+        else:
+            return None
     if isinstance(value, int):
         return value if -INT64 - 1 <= value <= INT64 else None
     if isinstance(value, float):

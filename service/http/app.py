@@ -9,6 +9,9 @@ from service.http.handlers import (
     CollectionHandler, LoginHandler, LogoutHandler, ProfileHandler, RecordHandler, RegisterHandler,
 )
 from service.http.files import FileHandler
+from service.mcp import mcp_routes
+from service.http.graphql import graphql_routes
+from service.graphql.service import GraphQLService
 
 
 def rest_routes(app: Restify) -> list[tuple]:
@@ -27,9 +30,10 @@ def rest_routes(app: Restify) -> list[tuple]:
     ]
 
 
-def make_app(app: Restify, **settings: object) -> Application:
+def make_app(app: Restify, graphql: GraphQLService | None = None, **settings: object) -> Application:
+    """The whole service; pass `graphql` to keep a handle for reloading its schema."""
     return Application(
-        rest_routes(app),
+        rest_routes(app) + graphql_routes(app, graphql) + mcp_routes(app),
         default_handler_class=NotFoundHandler,
         default_handler_args={"app": app},
         **settings,

@@ -1,0 +1,1 @@
+"""GraphQL: a schema generated from the repositories, resolvers over the operations layer."""

@@ -1,0 +1,143 @@
+"""Builds the GraphQL schema from the repositories, with graphql-core objects.
+
+Per repository of model `<Type>`: `type <Type>`, `input <Type>Input`, the queries
+`<type>` and `<type>List`, the mutations `create<Type>`, `update<Type>`, `delete<Type>`,
+and one field per exposed relation. Printed sorted, so the same repositories always
+give byte-identical SDL.
+"""
+import re
+from typing import Any
+
+from graphql import (
+    GraphQLArgument, GraphQLBoolean, GraphQLField, GraphQLFloat, GraphQLID, GraphQLInputField,
+    GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema,
+    GraphQLString, lexicographic_sort_schema, print_schema,
+)
+
+from service.core.context import Context
+from service.core.errors import DeclarationError
+from service.core.fields import Field
+from service.core.registry import Registry, Resource
+from service.core.rules import Rule
+from service.core.serializer import visible
+from service.core.validation import writable
+from service.graphql.config import GraphQLConfig
+
+SCALARS = {"String": GraphQLString, "Int": GraphQLInt, "Float": GraphQLFloat, "Boolean": GraphQLBoolean,
+           "ID": GraphQLID}
+_NAME = re.compile(r"^[_A-Za-z][_0-9A-Za-z]*$")
+
+
+def lower_first(name: str) -> str:
+    return name[:1].lower() + name[1:]
+
+
+def console_context() -> Context:
+    """What `fields(request)` sees while the schema is generated: no user, no request."""
+    return Context(door="console", action="schema")
+
+
+def exposed(registry: Registry, config: GraphQLConfig) -> list[Resource]:
+    return sorted((r for r in registry.resources.values() if config.includes(r.name)), key=lambda r: r.name)
+
+
+def _scalar(field: Field, config: GraphQLConfig) -> Any:
+    kind = field.kind
+    if kind == "numeric" and any(Rule.parse(t).name == "integer" for t in field.rule_list):
+        kind = "integer"
+    name = config.values["types"].get(kind, "String")
+    if name not in SCALARS:
+        raise DeclarationError(f"graphql config maps {kind!r} to {name!r}, which is not a built-in scalar")
+    return SCALARS[name]
+
+
+def _check_name(owner: str, name: str) -> str:
+    if not _NAME.match(name):
+        raise DeclarationError(f"{owner}: {name!r} is not a valid GraphQL name")
+    return name
+
+
+class SchemaBuilder:
+    def __init__(self, registry: Registry, config: GraphQLConfig) -> None:
+        self.config = config
+        self.resources = exposed(registry, config)
+        self.objects: dict[str, GraphQLObjectType] = {}
+        self.inputs: dict[str, GraphQLInputObjectType] = {}
+        self.first = int(config.get("schema", "default_first"))
+
+    def build(self) -> GraphQLSchema:
+        for resource in self.resources:
+            self.objects[resource.name] = self._object_type(resource)
+            self.inputs[resource.name] = self._input_type(resource)
+        query: dict[str, GraphQLField] = {}
+        mutation: dict[str, GraphQLField] = {}
+        for resource in self.resources:
+            type_name = resource.model.__name__
+            name = lower_first(type_name)
+            obj, data = self.objects[resource.name], GraphQLNonNull(self.inputs[resource.name])
+            query[name] = GraphQLField(obj, {"id": GraphQLArgument(GraphQLNonNull(GraphQLID))})
+            query[f"{name}List"] = GraphQLField(
+                GraphQLNonNull(GraphQLList(GraphQLNonNull(obj))),
+                {"first": GraphQLArgument(GraphQLInt, default_value=self.first),
+                 "page": GraphQLArgument(GraphQLInt, default_value=1)})
+            mutation[f"create{type_name}"] = GraphQLField(GraphQLNonNull(obj), {"input": GraphQLArgument(data)})
+            mutation[f"update{type_name}"] = GraphQLField(
+                GraphQLNonNull(obj), {"id": GraphQLArgument(GraphQLNonNull(GraphQLID)), "input": GraphQLArgument(data)})
+            mutation[f"delete{type_name}"] = GraphQLField(
+                GraphQLNonNull(GraphQLBoolean), {"id": GraphQLArgument(GraphQLNonNull(GraphQLID))})
+        if not query:
+            query["_empty"] = GraphQLField(GraphQLBoolean, description="There are no repositories in the schema.")
+        return GraphQLSchema(
+            GraphQLObjectType("Query", query),
+            GraphQLObjectType("Mutation", mutation) if mutation else None,
+        )
+
+    def _fields(self, resource: Resource) -> list[Field]:
+        return resource.fields(console_context())
+
+    def _object_type(self, resource: Resource) -> GraphQLObjectType:
+        type_name = _check_name(type(resource.repository).__name__, resource.model.__name__)
+
+        def fields() -> dict[str, GraphQLField]:
+            members = {"id": GraphQLField(GraphQLNonNull(GraphQLID)),
+                       "created_at": GraphQLField(GraphQLString), "updated_at": GraphQLField(GraphQLString)}
+            for field in visible(self._fields(resource)):
+                members[_check_name(type_name, field.name)] = GraphQLField(_scalar(field, self.config))
+            if self.config.get("schema", "relations"):
+                members.update(self._relation_fields(resource, members))
+            return members
+
+        return GraphQLObjectType(type_name, fields)
+
+    def _relation_fields(self, resource: Resource, taken: dict[str, Any]) -> dict[str, GraphQLField]:
+        members: dict[str, GraphQLField] = {}
+        for name, relation in resource.relations.items():
+            target = self.objects.get(relation.target.name)
+            if target is None:
+                continue  # the target repository is excluded from the schema
+            if name in taken:
+                raise DeclarationError(f"{type(resource.repository).__name__}: relation {name!r} "
+                                       "has the same name as a field")
+            if relation.kind == "belongs_to":
+                members[_check_name(resource.model.__name__, name)] = GraphQLField(target)
+            else:
+                members[_check_name(resource.model.__name__, name)] = GraphQLField(
+                    GraphQLNonNull(GraphQLList(GraphQLNonNull(target))),
+                    {"first": GraphQLArgument(GraphQLInt, default_value=self.first)})
+        return members
+
+    def _input_type(self, resource: Resource) -> GraphQLInputObjectType:
+        type_name = f"{resource.model.__name__}Input"
+        members = {f.name: GraphQLInputField(_scalar(f, self.config)) for f in writable(self._fields(resource))}
+        if not members:
+            members["_empty"] = GraphQLInputField(GraphQLBoolean)
+        return GraphQLInputObjectType(type_name, members)
+
+
+def build_schema_objects(registry: Registry, config: GraphQLConfig) -> GraphQLSchema:
+    return SchemaBuilder(registry, config).build()
+
+
+def render(registry: Registry, config: GraphQLConfig) -> str:
+    """The SDL text: sorted, so regeneration is idempotent."""
+    return print_schema(lexicographic_sort_schema(build_schema_objects(registry, config))) + "\n"

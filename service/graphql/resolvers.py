@@ -1,0 +1,81 @@
+"""Resolvers: thin adapters from GraphQL arguments to the operations layer.
+
+`RepositoryResolvers` is what `graphql:generate --resolvers` subclasses into
+`schema/resolvers/<name>.py`; authors may override any method there. Results are
+flattened resource objects: `{"id", **attributes}` plus the loaded relationships,
+which relation fields read without another query.
+"""
+from typing import Any, ClassVar
+
+from graphql import GraphQLResolveInfo
+
+from service.core import operations
+from service.core.app import Restify
+from service.core.context import Context
+from service.core.registry import Resource
+from service.graphql.selection import leaf_paths, related_paths
+
+RELATIONSHIPS = "__relationships"
+
+
+def flatten(resource_object: dict[str, Any]) -> dict[str, Any]:
+    flat = {"id": resource_object["id"], **resource_object.get("attributes", {})}
+    flat[RELATIONSHIPS] = resource_object.get("relationships", {})
+    return flat
+
+
+def relation_resolver(name: str, single: bool) -> Any:
+    def resolve(parent: dict[str, Any], info: GraphQLResolveInfo, first: int | None = None) -> Any:
+        items = [flatten(item) for item in parent.get(RELATIONSHIPS, {}).get(name, [])]
+        if single:
+            return items[0] if items else None
+        return items[:first] if first is not None and first >= 0 else items
+    return resolve
+
+
+class RepositoryResolvers:
+    resource: ClassVar[str] = ""
+
+    def __init__(self, app: Restify) -> None:
+        self.app = app
+
+    # -- helpers ------------------------------------------------------------
+    def _resource(self) -> Resource:
+        return self.app.resource(self.resource)
+
+    def context(self, info: GraphQLResolveInfo, **params: Any) -> Context:
+        base: Context = info.context["context"]
+        depth = int(self.app.settings.get("query", "max_related_depth") or 3)
+        related = leaf_paths(related_paths(self._resource(), info, depth=depth))
+        values = {k: str(v) for k, v in params.items() if v is not None}
+        if related:
+            values["related"] = related
+        return Context(user=base.user, door="graphql", params=values, base_url=base.base_url)
+
+    # -- operations ---------------------------------------------------------
+    async def show(self, info: GraphQLResolveInfo, id: str) -> dict[str, Any]:
+        relatable = self.app.settings.get("pagination", "relatable_per_page")
+        body = await operations.show(self.app, self.resource, id, self.context(info, relatablePerPage=relatable))
+        return flatten(body["data"])
+
+    async def list(self, info: GraphQLResolveInfo, first: int = 15, page: int = 1) -> list[dict[str, Any]]:
+        body = await operations.index(self.app, self.resource, self.context(info, perPage=first, page=page))
+        return [flatten(item) for item in body["data"]]
+
+    async def create(self, info: GraphQLResolveInfo, input: dict[str, Any]) -> dict[str, Any]:
+        body = await operations.store(self.app, self.resource, dict(input), self.context(info))
+        return await self._reloaded(info, body["data"])
+
+    async def update(self, info: GraphQLResolveInfo, id: str, input: dict[str, Any]) -> dict[str, Any]:
+        body = await operations.update(self.app, self.resource, id, dict(input), self.context(info), partial=True)
+        return await self._reloaded(info, body["data"])
+
+    async def delete(self, info: GraphQLResolveInfo, id: str) -> bool:
+        await operations.delete(self.app, self.resource, id, self.context(info))
+        return True
+
+    async def _reloaded(self, info: GraphQLResolveInfo, data: dict[str, Any]) -> dict[str, Any]:
+        """A mutation's result with its selected relations (loaded through show, like any read)."""
+        if not related_paths(self._resource(), info):
+            return flatten(data)
+        return await self.show(info, data["id"])

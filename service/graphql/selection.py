@@ -1,0 +1,42 @@
+"""Turns the relation fields a query selects into the `related` paths the
+operations layer loads in batches, so `postList { user { name } comments { body } }`
+costs one query per relation, exactly like `?related=user,comments` on REST."""
+from graphql import FieldNode, FragmentSpreadNode, GraphQLResolveInfo, InlineFragmentNode, SelectionSetNode
+
+from service.core.registry import Resource
+
+
+def _fields(selection_set: SelectionSetNode | None, info: GraphQLResolveInfo) -> list[FieldNode]:
+    found: list[FieldNode] = []
+    for node in selection_set.selections if selection_set else ():
+        if isinstance(node, FieldNode):
+            found.append(node)
+        elif isinstance(node, InlineFragmentNode):
+            found.extend(_fields(node.selection_set, info))
+        elif isinstance(node, FragmentSpreadNode):
+            fragment = info.fragments.get(node.name.value)
+            if fragment is not None:
+                found.extend(_fields(fragment.selection_set, info))
+    return found
+
+
+def related_paths(resource: Resource, info: GraphQLResolveInfo, nodes: list[FieldNode] | None = None,
+                  prefix: str = "", depth: int = 3) -> list[str]:
+    """Dotted relation paths selected under the current field (e.g. ["comments", "comments.user"])."""
+    paths: list[str] = []
+    if depth <= 0:
+        return paths
+    for parent in nodes if nodes is not None else info.field_nodes:
+        for node in _fields(parent.selection_set, info):
+            relation = resource.relations.get(node.name.value)
+            if relation is None:
+                continue
+            path = f"{prefix}{node.name.value}"
+            paths.append(path)
+            paths.extend(related_paths(relation.target, info, [node], f"{path}.", depth - 1))
+    return sorted(set(paths))
+
+
+def leaf_paths(paths: list[str]) -> str:
+    """The `related` parameter: only the longest paths (`comments.user` implies `comments`)."""
+    return ",".join(p for p in paths if not any(o.startswith(p + ".") for o in paths))

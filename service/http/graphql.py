@@ -1,0 +1,35 @@
+"""`/graphql`: GraphQL over HTTP (POST JSON, GET for queries), same bearer auth as REST."""
+from typing import Any
+
+from service.core.app import Restify
+from service.graphql.service import GraphQLService
+from service.http.base import JsonHandler, decode_json
+
+
+class GraphQLHandler(JsonHandler):
+    def initialize(self, app: Restify, graphql: GraphQLService) -> None:  # type: ignore[override]
+        super().initialize(app)
+        self.graphql = graphql
+
+    async def get(self) -> None:
+        params = self.params()
+        variables: Any = None
+        if params.get("variables"):
+            variables = decode_json(params["variables"].encode())
+        body = await self.graphql.endpoint.run(params.get("query"), variables, params.get("operationName"),
+                                               self.context(), allow_mutations=False)
+        self.send_json(body)
+
+    async def post(self) -> None:
+        payload = self.payload()
+        endpoint = self.graphql.endpoint  # one schema for the whole request, even if a reload lands meanwhile
+        body = await endpoint.run(payload.get("query"), payload.get("variables"), payload.get("operationName"),
+                                  self.context())
+        self.send_json(body)
+
+
+def graphql_routes(app: Restify, graphql: GraphQLService | None = None, path: str | None = None) -> list[tuple]:
+    """URL specs serving GraphQL; add them to any Tornado application."""
+    graphql = graphql or GraphQLService(app)
+    path = path or graphql.config.get("schema", "endpoint")
+    return [(path, GraphQLHandler, {"app": app, "graphql": graphql})]

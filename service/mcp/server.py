@@ -1,0 +1,148 @@
+"""The MCP server: tools/list and tools/call over the operations layer.
+
+Both transports (Streamable HTTP and stdio) share this server; they differ only in how
+they say who is calling (`Caller`). A tool call builds the same Context a REST request
+would — arguments become query parameters as strings, or the JSON body — calls the same
+operation, and returns the same JSON. Domain errors come back as tool results with
+`isError: true` and the REST API's body, never as protocol errors.
+"""
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import mcp.types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from service.core import operations, profile
+from service.core.app import Restify
+from service.core.context import Context
+from service.core.errors import RestifyError, ServiceUnavailable
+from service.core.models import Model
+from service.core.query import RESERVED
+from service.mcp.tools import ToolRoute, definitions, routes
+from storage import Unavailable
+
+log = logging.getLogger("restify.mcp")
+INSTRUCTIONS = ("Tools over this application's repositories. Each tool runs the same operation as the REST API, "
+                "as the user whose bearer token authenticated this connection, so the same policies and "
+                "validation apply; results are the REST API's JSON.")
+
+
+@dataclass
+class Caller:
+    """Who a request comes from, as a transport found out."""
+    user: Model | None
+    base_url: str = ""   # scheme://host of the request, for pagination links; "" over stdio
+
+
+CallerResolver = Callable[[ServerRequestContext[Any, Any]], Awaitable[Caller]]
+
+
+def _version() -> str:
+    try:
+        return version("restify-python")
+    except PackageNotFoundError:  # running from a checkout that was never installed
+        return "0"
+
+
+def build_server(app: Restify, resolve_caller: CallerResolver) -> Server[Any]:
+    """A low-level MCP server whose tools follow `app.registry` at every request."""
+
+    async def list_tools(ctx: ServerRequestContext[Any, Any],
+                         params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        try:
+            caller = await resolve_caller(ctx)
+        except RestifyError as error:
+            raise MCPError(types.INVALID_REQUEST, error.message) from None
+        return types.ListToolsResult(tools=definitions(app, caller.user))
+
+    async def call_tool(ctx: ServerRequestContext[Any, Any],
+                        params: types.CallToolRequestParams) -> types.CallToolResult:
+        try:
+            caller = await resolve_caller(ctx)
+        except RestifyError as error:
+            return result(error.body(), is_error=True)
+        return await call(app, params.name, params.arguments or {}, caller)
+
+    return Server("restify", version=_version(), instructions=INSTRUCTIONS,
+                  on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def result(body: dict[str, Any], is_error: bool = False) -> types.CallToolResult:
+    """The REST body as text (for any client) and as structuredContent (for clients that read it)."""
+    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                structured_content=body, is_error=is_error)
+
+
+async def call(app: Restify, name: str, arguments: Mapping[str, Any], caller: Caller) -> types.CallToolResult:
+    route = routes(app).get(name)
+    if route is None:
+        return result({"message": f"Unknown tool {name!r}; list the tools again."}, is_error=True)
+    try:
+        return result(await _run(app, route, dict(arguments), caller))
+    except RestifyError as error:
+        return result(error.body(), is_error=True)
+    except Unavailable as error:
+        log.warning("database unavailable: %s", error)
+        return result(ServiceUnavailable().body(), is_error=True)
+    except Exception:  # the agent gets what a REST client would: no traceback
+        log.exception("MCP tool %s failed", name)
+        return result({"message": "Server error."}, is_error=True)
+
+
+async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller: Caller) -> dict[str, Any]:
+    prefix = app.settings.get("server", "prefix").rstrip("/")
+
+    def context(params: dict[str, str] | None = None, url: str = "") -> Context:
+        extras = {"url": url} if url else {}
+        return Context(user=caller.user, door="mcp", params=params or {}, base_url=caller.base_url, extras=extras)
+
+    name, operation = route.resource, route.operation
+    if operation == "index":
+        return await operations.index(app, name, context(query_params(arguments),
+                                                         f"{caller.base_url}{prefix}/{name}"))
+    if operation == "profile":
+        return await profile.show(app, context(query_params(arguments)))
+    id = _text(arguments.pop("id", ""))
+    if operation == "show":
+        return await operations.show(app, name, id, context(query_params(arguments)))
+    if operation == "store":
+        return await operations.store(app, name, arguments, context())
+    if operation == "update":
+        return await operations.update(app, name, id, arguments, context(), partial=True)
+    await operations.delete(app, name, id, context())
+    return {"deleted": True, "id": id}
+
+
+def query_params(arguments: Mapping[str, Any]) -> dict[str, str]:
+    """Arguments as a query string would carry them: every value a string, lists comma-joined.
+
+    A null named filter means "records without a value" (`?field=null`); a null page,
+    search, sort or include is simply left out.
+    """
+    params: dict[str, str] = {}
+    for key, value in arguments.items():
+        if value is None and key in RESERVED:
+            continue
+        params[str(key)] = _text(value)
+    return params
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return ",".join(_text(item) for item in value)
+    return json.dumps(value, separators=(",", ":"))

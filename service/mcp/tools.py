@@ -1,0 +1,146 @@
+"""The tool list, built from whatever registry the app serves right now.
+
+Each repository whose `mcp` capability names an operation gets `<resource>-<operation>-tool`;
+the user repository's "profile" gives `<users>-profile-tool`. Nothing here is cached: a
+swapped registry (live reload) changes the next tools/list and the next tools/call.
+"""
+import logging
+import re
+from dataclasses import dataclass
+
+import mcp.types as types
+
+from service.core.app import Restify
+from service.core.context import Context
+from service.core.registry import Resource
+from service.core.serializer import TIMESTAMPS, visible
+from service.mcp import schemas
+
+log = logging.getLogger("restify.mcp")
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+_ERRORS = ('Errors come back as a result with isError true and the REST API\'s JSON body, e.g. '
+           '{"message": "This action is unauthorized."} or, for invalid data, '
+           '{"message": "The given data was invalid.", "errors": {"<field>": ["<message>", ...]}}.')
+
+
+@dataclass(frozen=True)
+class ToolRoute:
+    """Which operation a tool name runs, on which resource."""
+    name: str
+    resource: str
+    operation: str
+
+
+def routes(app: Restify) -> dict[str, ToolRoute]:
+    """Tool name -> route, from the current registry (cheap: no fields are built)."""
+    found: dict[str, ToolRoute] = {}
+    user_repository = app.settings.get("auth", "user_repository")
+    for resource in app.registry.resources.values():
+        for operation in type(resource.repository).mcp_operations():
+            if operation == "profile" and resource.name != user_repository:
+                continue  # the profile is the authenticated user's own record
+            name = f"{resource.name}-{operation}-tool"
+            if not _TOOL_NAME.match(name):
+                log.warning("resource %r cannot be an MCP tool name; skipped", resource.name)
+                continue
+            found[name] = ToolRoute(name, resource.name, operation)
+    return found
+
+
+def definitions(app: Restify, user: object) -> list[types.Tool]:
+    """The tools this user is offered, with input schemas from the fields as this user sees them."""
+    tools: list[types.Tool] = []
+    for route in sorted(routes(app).values(), key=lambda r: r.name):
+        resource = app.registry.get(route.resource)
+        if resource is None:
+            continue
+        try:
+            tools.append(_definition(app, resource, route, Context(door="mcp", user=user, action=route.operation)))
+        except Exception:  # one broken repository must not hide every other tool
+            log.exception("cannot describe MCP tool %s; skipped", route.name)
+    return tools
+
+
+def _definition(app: Restify, resource: Resource, route: ToolRoute, context: Context) -> types.Tool:
+    settings = app.settings
+    prefix = settings.get("server", "prefix").rstrip("/")
+    fields = resource.fields(context)
+    name = resource.name
+    shape = _resource_shape(resource, fields)
+    relations = sorted(resource.relations)
+    include = f" Relations you can include: {', '.join(relations)}." if relations else ""
+    if route.operation == "index":
+        matchable = [f.name for f in fields if f.is_matchable]
+        searchable = [f.name for f in fields if f.is_searchable]
+        text = (f"List {name} records a page at a time (the REST API's GET {prefix}/{name}). Returns "
+                '{"meta": {"current_page", "from", "last_page", "path", "per_page", "to", "total"}, '
+                '"links": {"first", "last", "prev", "next", "path"}, "data": [' + shape + ", ...]}."
+                + (f" search looks in: {', '.join(searchable)}." if searchable else "")
+                + (f" Exact filters: {', '.join(matchable)}." if matchable else "")
+                + include + " Only records you may see are listed.")
+        return _tool(route, f"List {name}", text + " " + _ERRORS, schemas.index_schema(resource, fields, settings), read_only=True)
+    if route.operation == "show":
+        text = (f"One {name} record by id (GET {prefix}/{name}/<id>). Returns " + '{"data": ' + shape + "}."
+                + include + (" Each included list holds at most relatablePerPage (default "
+                             f"{settings.get('pagination', 'relatable_per_page')}) records." if relations else ""))
+        return _tool(route, f"Show one of {name}", text + " " + _ERRORS,
+                     schemas.show_schema(resource, settings), read_only=True)
+    if route.operation == "store":
+        text = (f"Create a {name} record (POST {prefix}/{name}) from the attributes given; they are validated "
+                f"like the REST API's. Returns " + '{"data": ' + shape + "} of the new record."
+                + _server_set(fields, "store"))
+        return _tool(route, f"Create {name}", text + " " + _ERRORS, schemas.write_schema(fields, "store"),
+                     read_only=False, destructive=False)
+    if route.operation == "update":
+        text = (f"Change a {name} record by id (PATCH {prefix}/{name}/<id>): only the attributes you send are "
+                "validated and changed. Returns " + '{"data": ' + shape + "} of the changed record."
+                + _server_set(fields, "update"))
+        return _tool(route, f"Update {name}", text + " " + _ERRORS, schemas.write_schema(fields, "update"),
+                     read_only=False, destructive=True, idempotent=True)
+    if route.operation == "delete":
+        text = (f"Delete a {name} record by id (DELETE {prefix}/{name}/<id>). Returns "
+                '{"deleted": true, "id": "<id>"}.')
+        return _tool(route, f"Delete {name}", text + " " + _ERRORS, schemas.delete_schema(resource),
+                     read_only=False, destructive=True, idempotent=True)
+    text = (f"The authenticated user's own {name} record (GET {prefix}/profile). Returns the resource "
+            f"unwrapped: {shape}." + include)
+    return _tool(route, "Your profile", text + " " + _ERRORS, schemas.profile_schema(resource, settings),
+                 read_only=True)
+
+
+def _resource_shape(resource: Resource, fields: list) -> str:
+    attributes = ", ".join(f'"{f.name}"' for f in visible(fields)) + ", " + ", ".join(f'"{t}"' for t in TIMESTAMPS)
+    return ('{"id", "type": "' + resource.name + '", "attributes": {' + attributes + '}, '
+            + ('"relationships"?, ' if resource.relations else "")
+            + '"meta": {"authorizedToShow", "authorizedToStore", "authorizedToUpdate", "authorizedToDelete"}}')
+
+
+def _server_set(fields: list, action: str) -> str:
+    """What an agent cannot send: attributes the server fills, read-only ones, and files."""
+    automatic = [f.name for f in fields if f.value_callback is not None]
+    readonly = [f.name for f in fields if f.is_readonly and f.value_callback is None and not f.is_file]
+    files = [f.name for f in fields if f.is_file]
+    notes = []
+    if automatic and action == "store":
+        notes.append(f" Set by the server: {', '.join(automatic)}.")
+    elif automatic:
+        readonly = automatic + readonly
+    if readonly:
+        notes.append(f" Read-only: {', '.join(readonly)}.")
+    if files:
+        notes.append(f" Files ({', '.join(files)}) cannot be sent here; upload them with a multipart POST "
+                     "to the REST API.")
+    return "".join(notes)
+
+
+def _tool(route: ToolRoute, title: str, description: str, input_schema: dict, *, read_only: bool,
+          destructive: bool | None = None, idempotent: bool | None = None) -> types.Tool:
+    return types.Tool(
+        name=route.name,
+        title=title,
+        description=description,
+        input_schema=input_schema,
+        annotations=types.ToolAnnotations(title=title, read_only_hint=read_only, destructive_hint=destructive,
+                                          idempotent_hint=idempotent, open_world_hint=False),
+    )
+

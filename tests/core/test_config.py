@@ -1,0 +1,61 @@
+"""Settings: defaults, then restify.toml in the app directory, then the environment."""
+import pytest
+
+from service.config import Settings, load_settings
+
+
+def write_toml(app_dir, text):
+    (app_dir / "restify.toml").write_text(text)
+    return app_dir
+
+
+def test_defaults_without_file_or_environment(tmp_path):
+    settings = load_settings(tmp_path, environ={})
+    assert settings.app_dir == tmp_path.resolve()
+    assert settings.get("server", "port") == 8000
+    assert settings.get("server", "prefix") == "/api/restify"
+    assert settings.get("pagination", "per_page") == 15
+    assert settings.get("pagination", "relatable_per_page") == 15
+    assert settings.max_per_page is None
+    assert settings.mongodb_uri == ""
+    assert settings.requires_user is False
+
+
+def test_restify_toml_in_the_app_dir_overrides_defaults(tmp_path):
+    write_toml(tmp_path, '[pagination]\nmax_per_page = 100\n[server]\nprefix = "/api/v2"\n'
+                         '[routes]\nmiddleware = ["auth:token"]\n')
+    settings = load_settings(tmp_path, environ={})
+    assert settings.max_per_page == 100
+    assert settings.get("server", "prefix") == "/api/v2"
+    assert settings.get("server", "port") == 8000  # keys the file leaves out keep their default
+    assert settings.requires_user is True
+
+
+def test_environment_wins_over_restify_toml(tmp_path):
+    write_toml(tmp_path, '[pagination]\nmax_per_page = 100\n[server]\nport = 7000\nprefix = "/api/v2"\n')
+    settings = load_settings(tmp_path, environ={
+        "RESTIFY_PAGINATION_MAX_PER_PAGE": "50",
+        "RESTIFY_SERVER_PREFIX": "/v3",
+        "PORT": "9000",
+        "MONGODB_URI": "mongodb://db.example:27017/app",
+    })
+    assert settings.get("pagination", "max_per_page") == 50
+    assert settings.max_per_page == 50
+    assert settings.get("server", "prefix") == "/v3"  # not a TOML literal: kept as text
+    assert settings.get("server", "port") == 9000
+    assert settings.mongodb_uri == "mongodb://db.example:27017/app"
+
+
+def test_unrelated_environment_variables_are_ignored(tmp_path):
+    settings = load_settings(tmp_path, environ={"RESTIFY_TOKEN": "1|secret", "HOME": "/root", "PORT": ""})
+    assert settings.values == Settings(app_dir=tmp_path).values
+
+
+@pytest.mark.parametrize("raw", [None, 0, "0", "", "  ", -5, "-1", "many", True, False])
+def test_max_per_page_means_no_cap_for_null_zero_empty_negative_or_non_numeric(raw):
+    assert Settings({"pagination": {"max_per_page": raw}}).max_per_page is None
+
+
+@pytest.mark.parametrize("raw, cap", [(50, 50), ("50", 50), (" 25 ", 25), (1, 1)])
+def test_max_per_page_is_the_configured_positive_integer(raw, cap):
+    assert Settings({"pagination": {"max_per_page": raw}}).max_per_page == cap

@@ -1,0 +1,317 @@
+"""Every query shape the framework sends, proved through storage.Collection / storage.Filter.
+
+The same tests run on the embedded nx-27017 server (default) and on a real MongoDB
+(`MONGODB_URI=... pytest`), so a shape that only one of them gets right shows up here.
+"""
+import os
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from storage import DuplicateKey, Filter, is_valid_id
+
+EMBEDDED = not os.environ.get("MONGODB_URI")
+MISSING_ID = "0123456789abcdef01234567"  # well-formed, never stored
+INVALID_ID = "not-an-object-id"
+BY_ID = [("id", 1)]
+
+PEOPLE = (
+    {"name": "Ann", "age": 30, "score": 1.5, "active": True, "note": None, "group": "a"},
+    {"name": "Bob", "age": 41, "score": 2.0, "active": False, "group": "b"},
+    {"name": "Cid", "age": 30, "score": 2.5, "active": True, "note": "x", "group": "a"},
+)
+
+
+async def seed(collection, documents=PEOPLE):
+    return [await collection.insert(document) for document in documents]
+
+
+async def names(collection, where=Filter(), **options):
+    options.setdefault("sort", BY_ID)
+    return [document["name"] for document in await collection.find(where, **options)]
+
+
+# -- insert / read ----------------------------------------------------------------
+
+async def test_insert_returns_the_plain_document_with_a_string_id(db):
+    people = db.collection("people")
+    sent = {"id": "client-chosen", "name": "Ann", "age": 30}
+    stored = await people.insert(sent)
+    assert set(stored) == {"id", "name", "age"}
+    assert is_valid_id(stored["id"])
+    assert sent == {"id": "client-chosen", "name": "Ann", "age": 30}
+    assert await people.find_by_id(stored["id"]) == stored
+
+
+async def test_find_by_id_of_a_missing_or_invalid_id_is_none(db, commands):
+    people = db.collection("people")
+    await seed(people)
+    assert await people.find_by_id(MISSING_ID) is None
+    commands.reset()
+    assert await people.find_by_id(INVALID_ID) is None
+    assert commands.commands == []  # an invalid id never reaches the server
+
+
+# -- equals -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("equals, expected", [
+    ({"name": "Bob"}, ["Bob"]),
+    ({"name": "bob"}, []),
+    ({"age": 30}, ["Ann", "Cid"]),
+    ({"score": 2.5}, ["Cid"]),
+    ({"score": 2}, ["Bob"]),
+    ({"active": True}, ["Ann", "Cid"]),
+    ({"active": False}, ["Bob"]),
+    ({"note": None}, ["Ann", "Bob"]),  # null and missing both match
+    ({"note": "x"}, ["Cid"]),
+    ({"age": 30, "active": True, "group": "a"}, ["Ann", "Cid"]),
+    ({"age": 30, "name": "Cid"}, ["Cid"]),
+])
+async def test_equals_matches_exact_values(db, equals, expected):
+    people = db.collection("people")
+    await seed(people)
+    assert await names(people, Filter(equals=equals)) == expected
+
+
+async def test_equals_on_booleans_after_set_matches_the_new_value(db):
+    # The embedded server stores a $set boolean as 1/0; equality must still find it.
+    people = db.collection("people")
+    ann, bob, cid = await seed(people)
+    updated = await people.update(bob["id"], {"active": True})
+    assert updated["active"] == 1 and bool(updated["active"]) is True
+    assert await names(people, Filter(equals={"active": True})) == ["Ann", "Bob", "Cid"]
+    assert await names(people, Filter(equals={"active": False})) == []
+    await people.update(ann["id"], {"active": False})
+    assert await names(people, Filter(equals={"active": True})) == ["Bob", "Cid"]
+    assert await names(people, Filter(equals={"active": False})) == ["Ann"]
+
+
+async def test_equals_on_id_matches_one_document(db):
+    people = db.collection("people")
+    ann, bob, cid = await seed(people)
+    assert await names(people, Filter(equals={"id": bob["id"]})) == ["Bob"]
+    assert await names(people, Filter(equals={"id": MISSING_ID})) == []
+
+
+@pytest.mark.parametrize("value", [INVALID_ID, "", 12, None])
+async def test_equals_on_an_invalid_id_matches_nothing_without_a_query(db, commands, value):
+    people = db.collection("people")
+    await seed(people)
+    commands.reset()
+    assert await people.find(Filter(equals={"id": value})) == []
+    assert await people.count(Filter(equals={"id": value})) == 0
+    assert commands.commands == []
+
+
+# -- search -----------------------------------------------------------------------
+
+SEARCHABLE = (
+    {"name": "Ann", "bio": "likes (x)"},
+    {"name": "regex .* fan", "bio": "a+b [1] ^$ \\"},
+    {"name": "plain", "bio": "aab"},
+)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("ann", ["Ann"]),
+    ("ANN", ["Ann"]),
+    ("LIKES", ["Ann"]),  # any of the search fields
+    (".*", ["regex .* fan"]),
+    ("(x)", ["Ann"]),
+    ("a+b", ["regex .* fan"]),
+    ("[", ["regex .* fan"]),
+    ("^$", ["regex .* fan"]),
+    ("\\", ["regex .* fan"]),
+    ("nowhere", []),
+    ("", ["Ann", "regex .* fan", "plain"]),  # no text, no search clause
+])
+async def test_search_is_a_case_insensitive_literal_over_the_search_fields(db, text, expected):
+    people = db.collection("people")
+    await seed(people, SEARCHABLE)
+    where = Filter(search_fields=("name", "bio"), search_text=text)
+    assert await names(people, where) == expected
+
+
+async def test_search_with_a_catastrophic_pattern_returns_quickly(db):
+    people = db.collection("people")
+    await seed(people, [{"name": "a" * 20_000 + "!"}, {"name": "literal (a+)+$ here"}])
+    started = time.monotonic()
+    found = await names(people, Filter(search_fields=("name",), search_text="(a+)+$"))
+    assert found == ["literal (a+)+$ here"]
+    assert time.monotonic() - started < 2
+
+
+# -- within -----------------------------------------------------------------------
+
+async def test_within_on_id_drops_invalid_ids(db):
+    people = db.collection("people")
+    ann, bob, cid = await seed(people)
+    where = Filter(within=("id", (cid["id"], INVALID_ID, MISSING_ID, ann["id"])))
+    assert await names(people, where) == ["Ann", "Cid"]
+    assert await names(people, Filter(within=("id", (INVALID_ID,)))) == []
+
+
+async def test_within_on_other_fields_matches_any_listed_value(db):
+    people = db.collection("people")
+    await seed(people)
+    assert await names(people, Filter(within=("age", (41, 99)))) == ["Bob"]
+    assert await names(people, Filter(within=("group", ("a", "z")))) == ["Ann", "Cid"]
+    assert await names(people, Filter(within=("group", ()))) == []
+
+
+async def test_equals_search_and_within_combine_with_and(db):
+    people = db.collection("people")
+    await seed(people)
+    where = Filter(equals={"active": True}, search_fields=("name",), search_text="N",
+                   within=("age", (30, 41)))
+    assert where.to_mongo()["$and"][0] == {"active": True}
+    assert await names(people, where) == ["Ann"]
+
+
+async def test_find_within_dedupes_skips_none_and_honours_limit(db, commands):
+    people = db.collection("people")
+    await seed(people)
+    found = await people.find_within("group", ["a", None, "b", "a"], sort=BY_ID, limit=2)
+    assert [d["name"] for d in found] == ["Ann", "Bob"]
+    commands.reset()
+    assert await people.find_within("group", [None]) == []
+    assert commands.commands == []
+
+
+# -- sort, skip, limit, count -------------------------------------------------------
+
+async def test_sort_on_several_keys_breaks_ties_by_id(db):
+    people = db.collection("people")
+    first, second, third, fourth = await seed(people, [
+        {"name": "x", "rank": 1}, {"name": "x", "rank": 1}, {"name": "a", "rank": 1}, {"name": "b", "rank": 2},
+    ])
+    found = await people.find(Filter(), sort=[("rank", -1), ("name", 1), ("id", -1)])
+    assert [d["id"] for d in found] == [fourth["id"], third["id"], second["id"], first["id"]]
+    found = await people.find(Filter(), sort=[("name", -1), ("id", 1)])
+    assert [d["id"] for d in found] == [first["id"], second["id"], fourth["id"], third["id"]]
+
+
+@pytest.mark.parametrize("skip, limit, expected", [
+    (0, 0, ["p0", "p1", "p2", "p3", "p4"]),
+    (1, 2, ["p1", "p2"]),
+    (4, 10, ["p4"]),
+    (5, 2, []),
+])
+async def test_skip_and_limit_page_through_sorted_results(db, skip, limit, expected):
+    people = db.collection("people")
+    await seed(people, [{"name": f"p{i}"} for i in range(5)])
+    assert await names(people, skip=skip, limit=limit) == expected
+
+
+async def test_count_with_and_without_a_filter(db, commands):
+    people = db.collection("people")
+    assert await people.count(Filter()) == 0
+    await seed(people)
+    assert await people.count(Filter()) == 3
+    assert await people.count(Filter(equals={"age": 30})) == 2
+    assert await people.count(Filter(search_fields=("name",), search_text="b")) == 1
+    assert await people.count(Filter(equals={"age": 99})) == 0
+    commands.reset()
+    assert await people.count(Filter(equals={"id": INVALID_ID})) == 0
+    assert commands.commands == []
+
+
+# -- update / delete ----------------------------------------------------------------
+
+async def test_update_returns_the_document_after_the_change(db):
+    people = db.collection("people")
+    ann, bob, cid = await seed(people)
+    updated = await people.update(ann["id"], {"age": 31, "city": "Oslo"})
+    assert updated == {**ann, "age": 31, "city": "Oslo"}
+    assert await people.find_by_id(ann["id"]) == updated
+
+
+@pytest.mark.parametrize("id", [MISSING_ID, INVALID_ID])
+async def test_update_or_delete_of_a_missing_or_invalid_id_changes_nothing(db, id):
+    people = db.collection("people")
+    await seed(people)
+    assert await people.update(id, {"age": 1}) is None
+    assert await people.delete(id) is False
+    assert await people.count(Filter(equals={"age": 1})) == 0
+    assert await people.count(Filter()) == 3
+
+
+async def test_delete_removes_one_document(db):
+    people = db.collection("people")
+    ann, bob, cid = await seed(people)
+    assert await people.delete(bob["id"]) is True
+    assert await names(people) == ["Ann", "Cid"]
+    assert await people.delete(bob["id"]) is False
+
+
+async def test_delete_where_removes_every_match_and_counts_them(db):
+    people = db.collection("people")
+    await seed(people)
+    assert await people.delete_where(Filter(equals={"age": 30})) == 2
+    assert await names(people) == ["Bob"]
+    assert await people.delete_where(Filter(equals={"id": INVALID_ID})) == 0
+    assert await names(people) == ["Bob"]
+
+
+# -- unique indexes ---------------------------------------------------------------
+
+async def unique_emails(db):
+    users = db.collection("users")
+    await users.ensure_unique("email")
+    await users.ensure_unique("email")  # idempotent: run again whenever a registry is swapped in
+    return users, await users.insert({"email": "ann@example.com"}), await users.insert({"email": "bob@example.com"})
+
+
+async def test_unique_index_refuses_a_second_insert_of_the_same_value(db):
+    users, ann, bob = await unique_emails(db)
+    with pytest.raises(DuplicateKey):
+        await users.insert({"email": "ann@example.com"})
+    assert await users.count(Filter(equals={"email": "ann@example.com"})) == 1
+
+
+async def test_duplicate_key_on_insert_names_the_field(db):
+    users, ann, bob = await unique_emails(db)
+    with pytest.raises(DuplicateKey) as caught:
+        await users.insert({"email": "ann@example.com"})
+    assert caught.value.field == "email"
+    assert str(caught.value) == "duplicate value for email"
+
+
+async def test_duplicate_key_on_update_names_the_field_and_keeps_the_document(db):
+    users, ann, bob = await unique_emails(db)
+    with pytest.raises(DuplicateKey) as caught:
+        await users.update(bob["id"], {"email": "ann@example.com"})
+    assert caught.value.field == "email"
+    assert await users.find_by_id(bob["id"]) == bob
+
+
+# -- datetimes ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("written, read", [
+    (datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=timezone.utc), datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=timezone.utc)),
+    (datetime(2024, 5, 6, 7, 8, 9, 123999, tzinfo=timezone.utc), datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=timezone.utc)),
+    (datetime(2024, 5, 6, 9, 8, 9, 500000, tzinfo=timezone(timedelta(hours=2))),
+     datetime(2024, 5, 6, 7, 8, 9, 500000, tzinfo=timezone.utc)),
+])
+async def test_datetimes_read_back_as_utc_with_millisecond_precision(db, written, read):
+    events = db.collection("events")
+    stored = await events.insert({"name": "launch", "at": written})
+    found = (await events.find_by_id(stored["id"]))["at"]
+    assert found == read
+    assert found.microsecond == read.microsecond
+    assert found.utcoffset() == timedelta(0)
+
+
+# -- operator injection -------------------------------------------------------------
+
+@pytest.mark.parametrize("where, kind", [
+    (Filter(equals={"name": {"$ne": None}}), "dict"),
+    (Filter(equals={"name": ["Ann"]}), "list"),
+    (Filter(within=("name", ({"$gt": ""},))), "dict"),
+    (Filter(within=("id", (["x"],))), "list"),
+])
+def test_filter_refuses_dict_and_list_values(where, kind):
+    name = "id" if where.within and where.within[0] == "id" else "name"
+    with pytest.raises(TypeError, match=rf"^filter value for '{name}' must be a scalar, got {kind}$"):
+        where.to_mongo()
