@@ -40,8 +40,12 @@ async def _report(report: Report | None, ok: bool, output: str) -> None:
 async def watch(paths: Sequence[Path], command: Sequence[str], report: Report | None = None,
                 stop: asyncio.Event | None = None, debounce_ms: int = 50) -> None:
     """Runs `command` once, then again after every relevant change, until `stop` is set."""
-    await _report(report, *await run_once(command))
     existing = [str(p) for p in paths if Path(p).exists()]
-    async for changes in awatch(*existing, debounce=debounce_ms, stop_event=stop, recursive=True):
-        if any(relevant(change) for change in changes):
+    started = False
+    # The first (empty) yield comes once the watch is in place, so the first run happens
+    # after it: a change saved during start-up is never missed.
+    async for changes in awatch(*existing, debounce=debounce_ms, stop_event=stop, recursive=True,
+                                yield_on_timeout=True, rust_timeout=200):
+        if not started or any(relevant(change) for change in changes):
+            started = True
             await _report(report, *await run_once(command))
