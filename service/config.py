@@ -13,12 +13,15 @@ from typing import Any
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "server": {"port": 8000, "prefix": "/api/restify", "auth_prefix": "/api", "max_body_bytes": 1_048_576,
-               "max_upload_bytes": 8_388_608},
+               "max_upload_bytes": 8_388_608, "max_query_bytes": 8192},
+    "cors": {"allowed_origins": [], "allowed_headers": ["Authorization", "Content-Type"], "max_age": 600},
     "files": {"disk": "local", "root": "var/storage", "max_bytes": 2_097_152, "url_prefix": "/storage"},
-    "database": {"uri": "", "name": "restify", "embedded_dir": "var/db"},
+    "database": {"uri": "", "name": "restify", "embedded_dir": "var/db", "timeout_ms": 2000},
     "pagination": {"per_page": 15, "relatable_per_page": 15, "max_per_page": None},
     "routes": {"middleware": []},
-    "auth": {"user_repository": "users", "argon2_time_cost": 3, "argon2_memory_kib": 65536},
+    "auth": {"user_repository": "users", "argon2_time_cost": 3, "argon2_memory_kib": 65536,
+             "token_ttl": None, "login_attempts_per_account": 5, "login_attempts_per_address": 20,
+             "login_window_seconds": 60},
     "app": {"package": "repositories"},
     "query": {"max_search_length": 255, "max_related_depth": 3},
     # MCP at /mcp: the Host/Origin headers accepted (DNS-rebinding protection); "host:*" allows any

@@ -46,8 +46,10 @@ class Database:
         self._client.close()
 
 
-def connect(uri: str, name: str | None = None, listeners: list[Any] | None = None) -> Database:
-    return Database(uri, name, listeners)
+def connect(uri: str, name: str | None = None, listeners: list[Any] | None = None,
+            timeout_ms: int = 5000) -> Database:
+    """`timeout_ms` bounds how long an operation waits for an unreachable server before failing."""
+    return Database(uri, name, listeners, timeout_ms)
 
 
 class CommandCounter(monitoring.CommandListener):

@@ -20,6 +20,8 @@ class Filter:
     search_fields: tuple[str, ...] = ()
     search_text: str = ""
     within: tuple[str, tuple[Any, ...]] | None = None
+    since: tuple[str, Any] | None = None    # field >= value
+    before: tuple[str, Any] | None = None   # field < value
 
     def to_mongo(self) -> dict[str, Any] | None:
         """The MongoDB filter, or None when the filter can match nothing."""
@@ -46,6 +48,10 @@ class Filter:
                 clauses.append({"_id": {"$in": ids}})
             else:
                 clauses.append({name: {"$in": list(values)}})
+        for bound, operator in ((self.since, "$gte"), (self.before, "$lt")):
+            if bound is not None:
+                _check_scalar(bound[0], bound[1])
+                clauses.append({bound[0]: {operator: bound[1]}})
         if not clauses:
             return {}
         return clauses[0] if len(clauses) == 1 else {"$and": clauses}

@@ -26,7 +26,8 @@ def database_uri(settings: Settings) -> Iterator[str]:
 
 def build(settings: Settings, uri: str) -> Restify:
     registry = load_app(settings.app_dir, settings.get("app", "package"))
-    db: Database = connect(uri, settings.get("database", "name"))
+    db: Database = connect(uri, settings.get("database", "name"),
+                           timeout_ms=int(settings.get("database", "timeout_ms") or 2000))
     return Restify(settings, registry, db)
 
 

@@ -6,14 +6,17 @@ leaked tokens collection grants nothing. Passwords are argon2id hashes.
 import hashlib
 import hmac
 import secrets
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from service.core import ratelimit
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import BadRequest, Unauthenticated, ValidationFailed
 from service.core.models import Model
 from service.core.operations import now, save, serialize
 from service.core.registry import Resource
+from service.core.serializer import iso
 from service.core.validation import validate_request
 from storage import Filter, is_valid_id, new_id
 
@@ -32,13 +35,30 @@ def _users(app: Restify) -> Resource:
     return resource
 
 
+def _ttl(app: Restify) -> int | None:
+    """`auth.token_ttl` in seconds; unset, zero or negative means tokens do not expire."""
+    raw = app.settings.get("auth", "token_ttl")
+    try:
+        ttl = int(raw) if raw not in (None, "") else 0
+    except (TypeError, ValueError):
+        return None
+    return ttl if ttl > 0 else None
+
+
 async def create_token(app: Restify, user_id: str, name: str = "api") -> str:
     secret = secrets.token_urlsafe(32)
+    ttl = _ttl(app)
+    created = datetime.now(timezone.utc)
     stored = await app.db.collection(TOKENS).insert({
-        "user_id": user_id, "name": name, "token_hash": _digest(secret),
-        "created_at": now(),
+        "user_id": user_id, "name": name, "token_hash": _digest(secret), "created_at": iso(created),
+        "expires_at": iso(created + timedelta(seconds=ttl)) if ttl else None,
     })
     return f"{stored['id']}|{secret}"
+
+
+async def revoke_tokens(app: Restify, user_id: str) -> int:
+    """Revokes every token of a user (all sessions, all scripts); returns how many."""
+    return await app.db.collection(TOKENS).delete_where(Filter(equals={"user_id": user_id}))
 
 
 async def authenticate(app: Restify, token: str) -> Model:
@@ -48,6 +68,10 @@ async def authenticate(app: Restify, token: str) -> Model:
         raise Unauthenticated()
     stored = await app.db.collection(TOKENS).find_by_id(token_id)
     if stored is None or not hmac.compare_digest(stored.get("token_hash", ""), _digest(secret)):
+        raise Unauthenticated()
+    expires = stored.get("expires_at")
+    if expires and expires <= now():  # ISO strings of one format compare chronologically
+        await app.db.collection(TOKENS).delete(token_id)
         raise Unauthenticated()
     resource = _users(app)
     user = await app.collection(resource).find_by_id(stored.get("user_id", ""))
@@ -84,10 +108,14 @@ async def login(app: Restify, payload: dict[str, Any], context: Context) -> dict
     if errors:
         raise ValidationFailed(errors)
     resource = _users(app)
+    address = context.extras.get("address")
+    await ratelimit.check(app, email, address)
     user = await app.collection(resource).find_one(Filter(equals={"email": email}))
     hashed = user.get("password") if user else None
     if not await app.passwords.verify(hashed if isinstance(hashed, str) else None, password):
+        await ratelimit.failed(app, email, address)
         raise Unauthenticated(BAD_CREDENTIALS)
+    await ratelimit.succeeded(app, email)
     token = await create_token(app, user["id"])
     context.user = resource.model(user)
     return _with_token(app, resource, context, user, token)
@@ -99,9 +127,18 @@ async def logout(app: Restify, context: Context) -> None:
     await app.db.collection(TOKENS).delete(context.user._token_id)
 
 
-async def token_for_email(app: Restify, email: str, name: str = "console") -> str:
-    """A new token for the user with `email` (for `restify token:create`)."""
+async def user_id_for_email(app: Restify, email: str) -> str:
     user = await app.collection(_users(app)).find_one(Filter(equals={"email": email}))
     if user is None:
         raise LookupError(f"no user with email {email!r}")
-    return await create_token(app, user["id"], name=name)
+    return user["id"]
+
+
+async def token_for_email(app: Restify, email: str, name: str = "console") -> str:
+    """A new token for the user with `email` (for `restify token:create`)."""
+    return await create_token(app, await user_id_for_email(app, email), name=name)
+
+
+async def revoke_for_email(app: Restify, email: str) -> int:
+    """Revokes every token of the user with `email` (for `restify token:revoke`)."""
+    return await revoke_tokens(app, await user_id_for_email(app, email))

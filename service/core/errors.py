@@ -7,6 +7,7 @@
     ├── NotFound            404  no such resource or record
     ├── MethodNotAllowed    405
     ├── PayloadTooLarge     413
+    ├── UriTooLong          414
     ├── ValidationFailed    422  field errors
     ├── TooManyRequests     429
     ├── ServiceUnavailable  503  the database is unreachable
@@ -73,8 +74,16 @@ class ValidationFailed(RestifyError):
         return {"message": self.message, "errors": self.errors}
 
 
+class UriTooLong(RestifyError):
+    status, code, default_message = 414, "URI_TOO_LONG", "The query string is too long."
+
+
 class TooManyRequests(RestifyError):
     status, code, default_message = 429, "TOO_MANY_REQUESTS", "Too many attempts."
+
+    def __init__(self, message: str | None = None, retry_after: int = 60) -> None:
+        super().__init__(message or f"Too many attempts. Try again in {retry_after} seconds.")
+        self.retry_after = retry_after
 
 
 class ServiceUnavailable(RestifyError):

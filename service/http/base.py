@@ -10,7 +10,10 @@ from tornado.web import HTTPError, RequestHandler, stream_request_body
 from service.core import auth
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import BadRequest, NotFound, PayloadTooLarge, RestifyError, ServiceUnavailable
+from service.core.errors import (
+    BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge, RestifyError, ServiceUnavailable, TooManyRequests,
+    UriTooLong,
+)
 from service.core.models import Model
 from service.core.uploads import Upload
 from storage import Unavailable
@@ -41,6 +44,7 @@ class JsonHandler(RequestHandler):
         self._received = 0
         self._too_large = False
         self.files: dict[str, Upload] = {}
+        self.set_default_headers()
 
     @property
     def limit(self) -> int:
@@ -48,7 +52,31 @@ class JsonHandler(RequestHandler):
         multipart = self.request.headers.get("Content-Type", "").startswith("multipart/form-data")
         return int(self.app.settings.get("server", "max_upload_bytes" if multipart else "max_body_bytes"))
 
+    def set_default_headers(self) -> None:
+        # Tornado calls this before initialize() and again after clear() on errors.
+        if not hasattr(self, "app"):
+            return
+        origin = self.request.headers.get("Origin")
+        allowed = self.app.settings.get("cors", "allowed_origins") or []
+        if origin and (origin in allowed or "*" in allowed):
+            self.set_header("Access-Control-Allow-Origin", origin)
+            self.set_header("Vary", "Origin")
+
+    async def options(self, *args: str) -> None:
+        """CORS preflight: answered only for configured origins (CORS is off by default)."""
+        if "Access-Control-Allow-Origin" not in self._headers:
+            raise MethodNotAllowed()
+        self.set_header("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")
+        self.set_header("Access-Control-Allow-Headers", ", ".join(self.app.settings.get("cors", "allowed_headers")))
+        self.set_header("Access-Control-Max-Age", str(self.app.settings.get("cors", "max_age")))
+        self.set_status(204)
+        self.finish()
+
     async def prepare(self) -> None:
+        if self.request.method == "OPTIONS":
+            return
+        if len(self.request.query) > int(self.app.settings.get("server", "max_query_bytes")):
+            raise UriTooLong()
         length = self.request.headers.get("Content-Length")
         if length and length.isdigit() and int(length) > self.limit:
             self._too_large = True
@@ -116,7 +144,8 @@ class JsonHandler(RequestHandler):
         request: HTTPServerRequest = self.request
         return Context(user=self.user, door="rest", params=self.params(),
                        base_url=f"{request.protocol}://{request.host}",
-                       extras={"url": f"{request.protocol}://{request.host}{request.path}", **extras})
+                       extras={"url": f"{request.protocol}://{request.host}{request.path}",
+                               "address": request.remote_ip, **extras})
 
     # -- output -------------------------------------------------------------
     def send_json(self, body: Any, status: int = 200) -> None:
@@ -135,6 +164,8 @@ class JsonHandler(RequestHandler):
         if isinstance(error, RestifyError):
             self.set_status(error.status)
             body = error.body()
+            if isinstance(error, TooManyRequests):
+                self.set_header("Retry-After", str(error.retry_after))
         elif isinstance(error, HTTPError):
             body = {"message": _HTTP_MESSAGES.get(status_code, self._reason)}
         else:

@@ -1,0 +1,59 @@
+"""The database goes away mid-run: requests fail fast with 503, nothing is reported as
+written, and the service recovers by itself when the database is back."""
+import os
+import time
+
+import pytest
+
+from service.config import Settings
+from service.core.app import Restify
+from service.http.app import make_app
+from storage import EmbeddedServer, Filter, connect
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.skipif(bool(os.environ.get("MONGODB_URI")), reason="stops its own embedded server")
+UNAVAILABLE = {"message": "The database is unavailable."}
+
+
+@pytest.fixture
+def server(tmp_path):
+    embedded = EmbeddedServer(tmp_path / "db").start()
+    yield embedded
+    embedded.stop()
+
+
+@pytest.fixture
+def db(io_loop, server):
+    database = connect(server.uri, "faults", timeout_ms=500)
+    yield database
+    database.close()
+
+
+@pytest.fixture
+def restify(db, config, registry):
+    return Restify(Settings(config, app_dir=ROOT), registry, db)
+
+
+@pytest.fixture
+def app(restify):
+    return make_app(restify)
+
+
+async def test_requests_fail_fast_with_503_and_recover(api, server, db):
+    user = await api.register("Ann")
+    assert (await api.post("/api/restify/posts", {"title": "before"}, token=user["token"])).status == 201
+    server.stop()
+    for method, path, body in [("GET", "/api/restify/posts", None), ("POST", "/api/restify/posts", {"title": "lost"}),
+                               ("GET", "/api/restify/profile", None)]:
+        started = time.monotonic()
+        response = await api.request(method, path, body, token=user["token"])
+        assert (response.status, response.json) == (503, UNAVAILABLE)
+        assert time.monotonic() - started < 3
+    graphql = await api.post("/graphql", {"query": "{ postList { title } }"})
+    assert graphql.status == 200
+    assert graphql.json["errors"][0]["extensions"]["code"] == "SERVICE_UNAVAILABLE"
+    server.start()
+    recovered = await api.get("/api/restify/posts")
+    assert recovered.status == 200
+    assert [p["attributes"]["title"] for p in recovered.json["data"]] == ["before"]
+    assert await db.collection("posts").count(Filter(equals={"title": "lost"})) == 0
