@@ -126,6 +126,7 @@ def parse_related(resource: "Resource", params: Mapping[str, str], max_depth: in
 def parse_index(resource: "Resource", fields: list[Field], params: Mapping[str, str],
                 settings: Settings) -> IndexQuery:
     check_parameter_names(params)
+    relatable_per_page(params, settings)  # malformed is a 400 here too, though index relations are uncapped
     query = IndexQuery(
         page=_positive_int(params, "page", 1),
         per_page=per_page(params, settings, resource.per_page),

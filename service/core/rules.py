@@ -227,8 +227,8 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-_INTEGER_TEXT = re.compile(r"^[+-]?\d{1,20}$")
-_DECIMAL_TEXT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?$")
+_INTEGER_TEXT = re.compile(r"^[+-]?\d{1,20}$", re.ASCII)
+_DECIMAL_TEXT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?$", re.ASCII)
 
 
 def to_number(value: Any) -> int | float | None:

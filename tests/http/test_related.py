@@ -1,0 +1,264 @@
+"""`related` / `include` over HTTP (DESIGN §4, issue 3 items 5-6): BelongsTo, HasMany and
+BelongsToMany, dotted paths, the relatablePerPage cap, eager relations, and the number of
+database reads, counted with the pymongo command listener attached to the test's database.
+"""
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.http.test_index_queries import (  # noqa: F401  (config and registry are fixtures)
+    POSTS, STAMP_JSON, add_line, bad_request, config, registry, seed, seed_post, url,
+)
+
+EAGER_COMMENTS = [add_line("models.py", "class Post(Model):\n", '    eager = ("comments",)')]
+AUTH_READS = [("find", "personal_access_tokens"), ("find", "users")]  # resolving a bearer token
+
+
+def show_url(post_id: str, **params: Any) -> str:
+    return url(f"{POSTS}/{post_id}", **params)
+
+
+def stamped(attributes: dict[str, Any]) -> dict[str, Any]:
+    return {**attributes, "created_at": STAMP_JSON, "updated_at": STAMP_JSON}
+
+
+def user_object(id: str, name: str) -> dict[str, Any]:
+    attributes = {"name": name, "email": f"{name.lower()}@example.com", "bio": None, "avatar": None}
+    return {"id": id, "type": "users", "attributes": stamped(attributes)}
+
+
+def comment_object(id: str, body: str, post_id: str, user_id: str) -> dict[str, Any]:
+    return {"id": id, "type": "comments", "attributes": stamped({"body": body, "post_id": post_id, "user_id": user_id})}
+
+
+def tag_object(id: str, name: str) -> dict[str, Any]:
+    return {"id": id, "type": "tags", "attributes": stamped({"name": name})}
+
+
+def post_object(id: str, title: str, user_id: str) -> dict[str, Any]:
+    attributes = {"title": title, "body": None, "views": 0, "published": False, "user_id": user_id, "cover": None}
+    return {"id": id, "type": "posts", "attributes": stamped(attributes)}
+
+
+def nested(item: dict[str, Any], **relationships: list[dict[str, Any]]) -> dict[str, Any]:
+    return {**item, "relationships": relationships}
+
+
+async def get_ok(api, path: str, token: str | None = None) -> Any:
+    response = await api.get(path, token=token)
+    assert response.status == 200, response.body
+    return response.json
+
+
+async def relationships_on(api, door: str, post_id: str, token: str | None = None, **params: Any) -> dict:
+    """The relationships of one post, read through show or through index."""
+    if door == "show":
+        return (await get_ok(api, show_url(post_id, **params), token))["data"]["relationships"]
+    rows = (await get_ok(api, url(POSTS, **params), token))["data"]
+    return next(row for row in rows if row["id"] == post_id)["relationships"]
+
+
+@dataclass
+class Blog:
+    bob: dict[str, Any]       # user objects as the API shows them
+    carol: dict[str, Any]
+    first: str                # Bob's post: two comments, tags [tech, news]
+    second: str               # Carol's post: one comment by Bob, no tags
+    comments: list[dict[str, Any]]
+    tags: dict[str, dict[str, Any]]
+    viewer: str               # a logged-in user's token
+
+
+async def seed_user(db, name: str) -> dict[str, Any]:
+    # Stored the way /api/register stores users, plus a key the repository does not declare.
+    id = await seed(db, "users", name=name, email=f"{name.lower()}@example.com", password="$argon2id$hash",
+                    remember_token="secret")
+    return user_object(id, name)
+
+
+async def make_blog(api, db) -> Blog:
+    viewer = await api.register("Viewer")
+    bob, carol = await seed_user(db, "Bob"), await seed_user(db, "Carol")
+    tags = {name: tag_object(await seed(db, "tags", name=name), name) for name in ("news", "tech", "misc")}
+    first = await seed_post(db, "First", user_id=bob["id"], tag_ids=[tags["tech"]["id"], tags["news"]["id"]])
+    second = await seed_post(db, "Second", user_id=carol["id"])
+    comments = []
+    for body, post, author in (("Nice", first, carol), ("Thanks", first, bob), ("Hi", second, bob)):
+        comment_id = await seed(db, "comments", body=body, post_id=post, user_id=author["id"])
+        comments.append(comment_object(comment_id, body, post, author["id"]))
+    return Blog(bob, carol, first, second, comments, tags, viewer["token"])
+
+
+# -- the three kinds, through each repository ---------------------------------------------------
+
+@pytest.mark.parametrize("door", ["show", "index"])
+@pytest.mark.parametrize("alias", ["related", "include"])
+async def test_related_loads_each_kind_serialized_through_its_own_repository(api, db, door, alias):
+    blog = await make_blog(api, db)
+    found = await relationships_on(api, door, blog.first, blog.viewer, **{alias: "user,comments,tags"})
+    assert found == {
+        "user": [blog.bob],                                      # no password, no undeclared keys
+        "comments": blog.comments[:2],
+        "tags": [blog.tags["tech"], blog.tags["news"]],          # in the order of tag_ids
+    }
+
+
+@pytest.mark.parametrize("door", ["show", "index"])
+async def test_related_records_go_through_their_own_show_policy(api, db, door):
+    blog = await make_blog(api, db)
+    # The demo UserPolicy shows users to logged-in users only.
+    assert await relationships_on(api, door, blog.first, related="user,tags") == {
+        "user": [], "tags": [blog.tags["tech"], blog.tags["news"]],
+    }
+
+
+async def test_relationships_are_absent_without_related(api, db):
+    blog = await make_blog(api, db)
+    assert "relationships" not in (await get_ok(api, show_url(blog.first)))["data"]
+    assert all("relationships" not in row for row in (await get_ok(api, POSTS))["data"])
+
+
+@pytest.mark.parametrize("door", ["show", "index"])
+@pytest.mark.parametrize("related, named", [
+    ("nope", "nope"), ("user,nope", "nope"), ("user.nope", "user.nope"), ("zzz,nope", "nope, zzz"),
+])
+async def test_an_unknown_relation_is_a_400_naming_it(api, db, door, related, named):
+    blog = await make_blog(api, db)
+    path = show_url(blog.first, related=related) if door == "show" else url(POSTS, related=related)
+    message = f"Unknown relations: {named}."
+    bad_request(await api.get(path), message, {"related": [message]})
+
+
+# -- dotted paths on index ----------------------------------------------------------------------
+
+async def test_a_dotted_path_nests_relationships_of_the_related_records(api, db):
+    blog = await make_blog(api, db)
+    rows = (await get_ok(api, url(POSTS, related="user.posts"), blog.viewer))["data"]
+    first = post_object(blog.first, "First", blog.bob["id"])
+    second = post_object(blog.second, "Second", blog.carol["id"])
+    assert [row["relationships"] for row in rows] == [
+        {"user": [nested(blog.bob, posts=[first])]},
+        {"user": [nested(blog.carol, posts=[second])]},
+    ]
+
+
+@pytest.mark.parametrize("viewer", [True, False], ids=["user", "guest"])
+async def test_a_dotted_path_through_has_many_nests_each_item(api, db, viewer):
+    blog = await make_blog(api, db)
+    rows = (await get_ok(api, url(POSTS, related="comments.user"), blog.viewer if viewer else None))["data"]
+
+    def author(comment: dict[str, Any]) -> list[dict[str, Any]]:
+        if not viewer:
+            return []
+        return [blog.bob if comment["attributes"]["user_id"] == blog.bob["id"] else blog.carol]
+
+    assert [row["relationships"] for row in rows] == [
+        {"comments": [nested(c, user=author(c)) for c in blog.comments[:2]]},
+        {"comments": [nested(blog.comments[2], user=author(blog.comments[2]))]},
+    ]
+
+
+# -- the relatablePerPage cap on show, none on index, eager relations -------------------------
+
+async def busy_post(db, size: int = 20) -> tuple[str, list[str], list[str]]:
+    """A post with `size` comments and `size` tags (tag_ids in reverse order of storage)."""
+    tags = [await seed(db, "tags", name=f"t{i}") for i in range(size)][::-1]
+    post = await seed_post(db, "Busy", tag_ids=tags)
+    comments = [await seed(db, "comments", body=f"c{i}", post_id=post, user_id=None) for i in range(size)]
+    return post, comments, tags
+
+
+def related_ids(relationships: dict[str, list[dict[str, Any]]]) -> dict[str, list[str]]:
+    return {name: [item["id"] for item in items] for name, items in relationships.items()}
+
+
+@pytest.mark.parametrize("params, size", [({}, 15), ({"relatablePerPage": 5}, 5), ({"relatablePerPage": 30}, 20)],
+                         ids=["default", "five", "above-count"])
+async def test_show_caps_each_to_many_relation_at_relatable_per_page(api, db, params, size):
+    post, comments, tags = await busy_post(db)
+    found = await relationships_on(api, "show", post, related="comments,tags", **params)
+    assert related_ids(found) == {"comments": comments[:size], "tags": tags[:size]}
+
+
+@pytest.mark.parametrize("params", [{}, {"relatablePerPage": 5}], ids=["default", "five"])
+async def test_index_loads_related_uncapped(api, db, params):
+    post, comments, tags = await busy_post(db)
+    found = await relationships_on(api, "index", post, related="comments,tags", **params)
+    assert related_ids(found) == {"comments": comments, "tags": tags}
+
+
+@pytest.mark.parametrize("registry", [EAGER_COMMENTS], indirect=True)
+@pytest.mark.parametrize("params, tags_shown", [
+    ({}, None), ({"relatablePerPage": 5}, None), ({"related": "tags", "relatablePerPage": 5}, 5),
+    ({"related": "comments", "relatablePerPage": 5}, None),
+], ids=["plain", "capped", "with-tags", "named-too"])
+async def test_a_relation_the_model_loads_eagerly_is_returned_on_show_uncapped(api, db, params, tags_shown):
+    post, comments, tags = await busy_post(db)
+    found = (await get_ok(api, show_url(post, **params)))["data"]["relationships"]
+    expected = {"comments": comments, **({"tags": tags[:tags_shown]} if tags_shown else {})}
+    assert related_ids(found) == expected
+
+
+# -- counting reads -----------------------------------------------------------------------------
+
+async def seed_busy_blog(db) -> list[str]:
+    """30 posts by 3 users, each with 2 comments and 3 of 5 tags; returns the post ids."""
+    users = [await seed(db, "users", name=f"u{i}", email=f"u{i}@example.com", password="x") for i in range(3)]
+    tags = [await seed(db, "tags", name=f"t{i}") for i in range(5)]
+    posts = []
+    for i in range(30):
+        tag_ids = [tags[(i + k) % 5] for k in range(3)]
+        posts.append(await seed_post(db, f"p{i}", user_id=users[i % 3], tag_ids=tag_ids))
+        for k in range(2):
+            await seed(db, "comments", body=f"c{i}.{k}", post_id=posts[-1], user_id=users[k])
+    return posts
+
+
+async def reads_for(api, commands, path: str, token: str | None = None) -> list[tuple[str, str]]:
+    commands.reset()
+    await get_ok(api, path, token)
+    return commands.reads()
+
+
+INDEX = [("find", "posts"), ("count", "posts")]
+
+
+@pytest.mark.parametrize("per_page", [3, 30])
+@pytest.mark.parametrize("related, logged_in, expected", [
+    ("user,comments,tags", False, INDEX + [("find", "users"), ("find", "comments"), ("find", "tags")]),
+    ("comments.user", False, INDEX + [("find", "comments"), ("find", "users")]),
+    ("user.posts", True, AUTH_READS + INDEX + [("find", "users"), ("find", "posts")]),
+    ("comments.user,tags", False, INDEX + [("find", "comments"), ("find", "users"), ("find", "tags")]),
+    ("comments.user.posts", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users"), ("find", "posts")]),
+])
+async def test_index_runs_one_read_per_relation_per_level_whatever_the_page_size(
+        api, db, commands, per_page, related, logged_in, expected):
+    await seed_busy_blog(db)
+    token = (await api.register("Viewer"))["token"] if logged_in else None
+    path = url(POSTS, related=related, perPage=per_page)
+    assert await reads_for(api, commands, path, token) == expected
+    rows = (await get_ok(api, path, token))["data"]
+    assert len(rows) == per_page and all(row["relationships"] for row in rows)
+
+
+@pytest.mark.parametrize("per_page, comments_each, related, expected", [
+    (3, 4, "comments", INDEX + [("find", "comments")]),
+    (30, 4, "comments", INDEX + [("find", "comments")]),  # 120 comments: more than a default first batch
+    (100, 0, "", INDEX),
+    (150, 0, "", INDEX),
+], ids=["3x4-comments", "30x4-comments", "page-of-100", "page-of-150"])
+async def test_reads_do_not_grow_when_a_result_outgrows_the_first_batch(
+        api, db, commands, per_page, comments_each, related, expected):
+    for i in range(per_page):
+        post = await seed_post(db, f"p{i}")
+        for k in range(comments_each):
+            await seed(db, "comments", body=f"c{i}.{k}", post_id=post, user_id=None)
+    path = url(POSTS, perPage=per_page, **({"related": related} if related else {}))
+    assert await reads_for(api, commands, path) == expected
+
+
+async def test_show_runs_one_read_plus_one_per_relation(api, db, commands):
+    post = (await seed_busy_blog(db))[0]
+    expected = [("find", "posts"), ("find", "users"), ("find", "comments"), ("find", "tags")]
+    assert await reads_for(api, commands, show_url(post, related="user,comments,tags")) == expected
