@@ -43,15 +43,8 @@ class OwnedPolicy(Policy):
         return _owns(user, record)
 
 
-class TagPolicy(Policy):
-    def allow_restify(self, user):
-        return True
-
-    def show(self, user, record):
-        return True
-
-    def store(self, user):
-        return user is not None
+class TagPolicy(OwnedPolicy):
+    """Tags belong to nobody: any user may change them."""
 
     def update(self, user, record):
         return user is not None
