@@ -71,7 +71,15 @@ class GridFSDisk:
     name = "gridfs"
 
     def __init__(self, motor_database: Any, bucket: str = "files") -> None:
-        self._bucket = AsyncIOMotorGridFSBucket(motor_database, bucket_name=bucket)
+        self._database, self._bucket_name = motor_database, bucket
+        self._bucket_instance: AsyncIOMotorGridFSBucket | None = None
+
+    @property
+    def _bucket(self) -> AsyncIOMotorGridFSBucket:
+        # Made on first use, inside the running loop: making it binds the Motor client to the current loop.
+        if self._bucket_instance is None:
+            self._bucket_instance = AsyncIOMotorGridFSBucket(self._database, bucket_name=self._bucket_name)
+        return self._bucket_instance
 
     async def _ids(self, path: str) -> list[Any]:
         return [f._id async for f in self._bucket.find({"filename": path})]

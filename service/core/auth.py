@@ -103,8 +103,8 @@ async def register(app: Restify, payload: dict[str, Any], context: Context) -> d
 
 async def login(app: Restify, payload: dict[str, Any], context: Context) -> dict[str, Any]:
     email, password = payload.get("email"), payload.get("password")
-    errors = {name: [f"The {name} field is required."] for name, value in (("email", email), ("password", password))
-              if not isinstance(value, str) or not value}
+    errors = {name: [f"The {name} field is required." if value in (None, "") else f"The {name} must be a string."]
+              for name, value in (("email", email), ("password", password)) if not isinstance(value, str) or not value}
     if errors:
         raise ValidationFailed(errors)
     resource = _users(app)

@@ -64,8 +64,12 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     await app.ready()
     fields = resource.fields(context)
     query = parse_index(resource, fields, context.params, app.settings)
+    scope = app.registry.policies.scope(resource.model, context.user)
+    equals = {**query.equals, **scope} if isinstance(scope, dict) else query.equals
+    contradicts = isinstance(scope, dict) and any(query.equals.get(k, v) != v for k, v in scope.items())
+    visible_rows = scope is not False and not contradicts
     where = Filter(
-        equals=query.equals,
+        equals=equals,
         search_fields=tuple(f.name for f in fields if f.is_searchable),
         search_text=query.search,
     )
@@ -73,8 +77,9 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     skip = (query.page - 1) * query.per_page
     # A page past 64 bits of skip is past any real collection: empty, without asking the server.
     fits = skip + query.per_page <= MAX_SKIP
-    documents = await collection.find(where, sort=query.sort, skip=skip, limit=query.per_page) if fits else []
-    total = await collection.count(where)
+    documents = await collection.find(where, sort=query.sort, skip=skip, limit=query.per_page) \
+        if fits and visible_rows else []
+    total = await collection.count(where) if visible_rows else 0
     policies = app.registry.policies
     documents = [d for d in documents if policies.allows(resource.model, "show", context.user, resource.model(d))]
     tree = loading.with_eager(resource, query.related)

@@ -18,6 +18,11 @@ class Policy:
     def allow_restify(self, user: Model | None) -> bool:
         return False
 
+    def scope(self, user: Model | None) -> bool | dict[str, Any]:
+        """Which rows an index may list for `user`, applied in the query so counts stay exact:
+        True (all, then filtered by `show`), False (none), or exact field values ({"user_id": user.id})."""
+        return True
+
     def show(self, user: Model | None, record: Model) -> bool:
         return False
 
@@ -63,6 +68,15 @@ class PolicyMap:
         except Exception:  # a broken policy must fail closed, and loudly
             log.exception("policy %s.%s raised; denying", type(policy).__name__, action)
             return False
+
+    def scope(self, model_class: type[Model], user: Model | None) -> bool | dict[str, Any]:
+        policy = self.for_model(model_class)
+        try:
+            scope = policy.scope(user)
+        except Exception:
+            log.exception("policy %s.scope raised; listing nothing", type(policy).__name__)
+            return False
+        return scope if isinstance(scope, dict) else bool(scope)
 
     def flags(self, model_class: type[Model], user: Model | None, record: Model) -> dict[str, bool]:
         return {

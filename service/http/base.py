@@ -19,7 +19,8 @@ from service.core.uploads import Upload
 from storage import Unavailable
 
 log = logging.getLogger("restify.http")
-_HTTP_MESSAGES = {404: "Not found.", 405: "Method not allowed.", 413: "The request body is too large."}
+_HTTP_MESSAGES = {400: "The request is malformed.", 404: "Not found.", 405: "Method not allowed.",
+                  413: "The request body is too large."}
 
 
 def _reject_constant(name: str) -> Any:
@@ -107,7 +108,11 @@ class JsonHandler(RequestHandler):
         """The body as a dict: a JSON object, or (where allowed) multipart form fields."""
         body = self.body_bytes
         content_type = self.request.headers.get("Content-Type", "")
-        if allow_multipart and content_type.startswith(("multipart/form-data", "application/x-www-form-urlencoded")):
+        # `curl -d '{...}'` labels JSON as a form: a body that opens like JSON is read as JSON.
+        looks_like_json = body.lstrip()[:1] in (b"{", b"[")
+        if allow_multipart and content_type.startswith("multipart/form-data"):
+            return self._form(body, content_type)
+        if allow_multipart and content_type.startswith("application/x-www-form-urlencoded") and not looks_like_json:
             return self._form(body, content_type)
         if content_type.startswith("multipart/form-data"):
             raise BadRequest("This route takes a JSON body; send files with POST as multipart/form-data.")

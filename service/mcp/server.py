@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-import mcp.types as types
+from mcp import types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
@@ -69,7 +69,9 @@ def build_server(app: Restify, resolve_caller: CallerResolver) -> Server[Any]:
             return result(error.body(), is_error=True)
         return await call(app, params.name, params.arguments or {}, caller)
 
-    return Server("restify", version=_version(), instructions=INSTRUCTIONS,
+    # No schema declares `x-mcp-header`, so there are no Mcp-Param-* headers to check; saying so spares
+    # the SDK a whole tools/list on every 2026-era tools/call.
+    return Server("restify", version=_version(), instructions=INSTRUCTIONS, get_tool_input_schema=lambda name: None,
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 

@@ -7,6 +7,7 @@ revoked token stops working as it would over HTTP. stdout carries only protocol 
 import asyncio
 import os
 import sys
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
@@ -16,12 +17,19 @@ from service.core import auth
 from service.core.app import Restify
 from service.core.errors import Unauthenticated
 from service.mcp.server import Caller, build_server
+from storage import Unavailable
 
 TOKEN_VARIABLE = "RESTIFY_TOKEN"
 
 
-async def serve_stdio(app: Restify, token: str) -> None:
-    """Serves until stdin closes; raises Unauthenticated when the token is not valid at start-up."""
+async def serve_stdio(make_app: Callable[[], Restify], token: str) -> None:
+    """Serves until stdin closes; raises Unauthenticated when the token is not valid at start-up.
+
+    The app is made here, inside the running loop, because its Motor client binds to the
+    loop that is current when it is created.
+    """
+    app = make_app()
+
     async def caller(ctx: ServerRequestContext[Any, Any]) -> Caller:
         return Caller(await auth.authenticate(app, token))
 
@@ -34,7 +42,7 @@ async def serve_stdio(app: Restify, token: str) -> None:
         app.db.close()
 
 
-def run_stdio(app: Restify, environ: dict[str, str] | None = None) -> int:
+def run_stdio(make_app: Callable[[], Restify], environ: Mapping[str, str] | None = None) -> int:
     """The `restify mcp` command; returns the exit code."""
     token = (os.environ if environ is None else environ).get(TOKEN_VARIABLE, "").strip()
     if not token:
@@ -42,10 +50,13 @@ def run_stdio(app: Restify, environ: dict[str, str] | None = None) -> int:
               file=sys.stderr)
         return 2
     try:
-        asyncio.run(serve_stdio(app, token))
+        asyncio.run(serve_stdio(make_app, token))
     except Unauthenticated:
         print(f"restify mcp: {TOKEN_VARIABLE} is not a valid token", file=sys.stderr)
         return 2
+    except Unavailable as error:
+        print(f"restify mcp: the database is unavailable: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         pass
     return 0

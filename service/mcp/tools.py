@@ -8,7 +8,7 @@ import logging
 import re
 from dataclasses import dataclass
 
-import mcp.types as types
+from mcp import types
 
 from service.core.app import Restify
 from service.core.context import Context
@@ -55,7 +55,8 @@ def definitions(app: Restify, user: object) -> list[types.Tool]:
         if resource is None:
             continue
         try:
-            tools.append(_definition(app, resource, route, Context(door="mcp", user=user, action=route.operation)))
+            action = "patch" if route.operation == "update" else route.operation  # the update tool patches
+            tools.append(_definition(app, resource, route, Context(door="mcp", user=user, action=action)))
         except Exception:  # one broken repository must not hide every other tool
             log.exception("cannot describe MCP tool %s; skipped", route.name)
     return tools

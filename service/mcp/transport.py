@@ -83,12 +83,17 @@ class McpEndpoint:
         loop = asyncio.get_running_loop()
         if self._task is None or self._loop is not loop or self._task.done():
             self._start(loop)
-        assert self._started is not None and self._task is not None
+        started, task = self._started, self._task
+        assert started is not None and task is not None
         try:
-            await asyncio.shield(self._started)
-        except Exception:
+            await asyncio.shield(started)
+        except asyncio.CancelledError:
+            if not started.cancelled():
+                raise  # this request was cancelled, not the manager
             return None
-        return None if self._task.done() else self._manager
+        except Exception:  # noqa: BLE001 - the manager failed to start; _run has logged why
+            return None
+        return None if task.done() else self._manager
 
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         settings = self.app.settings
@@ -125,8 +130,11 @@ class McpEndpoint:
         if self._loop is asyncio.get_running_loop():
             stop.set()
             await task
-        else:  # its loop is gone or elsewhere: nothing can be awaited from here
-            task.cancel()
+        else:  # its loop is elsewhere or closed: nothing can be awaited from here
+            try:
+                task.get_loop().call_soon_threadsafe(stop.set)
+            except RuntimeError:  # the loop is closed, and the task with it
+                pass
 
 
 class McpHandler(JsonHandler):
@@ -223,7 +231,7 @@ class McpHandler(JsonHandler):
             for name, value in headers:
                 if name.lower() not in ("content-length", "transfer-encoding", "connection"):
                     self.add_header(name, value)
-            content_type = self._headers.get("Content-Type", "")
+            content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
             # Errors are JSON everywhere in this service; the SDK answers a few of its own in plain text.
             self._plain_error = message["status"] >= 400 and not content_type.startswith("application/json")
         elif message["type"] == "http.response.body":
