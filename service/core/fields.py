@@ -1,5 +1,6 @@
 """Field declarations: a fluent builder whose state the validator, serializer,
 query parser and (later) the schema generators all read."""
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -15,9 +16,18 @@ def _split(rules: tuple[str | list[str], ...]) -> list[str]:
     return flat
 
 
+def _declared_at() -> tuple[str, int] | None:
+    """file and line of the code that called field(...): where an author looks for a bad declaration."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
+
+
 class Field:
     def __init__(self, name: str) -> None:
         self.name = name
+        self.declared_at = _declared_at()
         self.kind = "string"
         self.rule_list: list[str] = []
         self.storing_rule_list: list[str] = []

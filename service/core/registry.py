@@ -96,7 +96,9 @@ def _check_fields(resource: Resource) -> None:
             check_declaration(item)
             check_file_declaration(item)
         except DeclarationError as error:
-            raise DeclarationError(f"{owner}: {error}") from None
+            located = DeclarationError(f"{owner}: {error}")
+            located.location = item.declared_at
+            raise located from None
 
 
 def _resolve_relations(resource: Resource, by_class: dict[str, Resource]) -> None:

@@ -38,7 +38,7 @@ def _error_body(error: GraphQLError) -> dict[str, Any]:
         if errors:
             extensions["errors"] = errors
         formatted["extensions"] = extensions
-    elif original is not None:
+    elif original is not None and not isinstance(original, GraphQLError):
         log.error("resolver failed", exc_info=original)
         formatted["message"] = "Server error."
         formatted["extensions"] = {"code": "INTERNAL"}

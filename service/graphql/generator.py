@@ -128,7 +128,11 @@ class SchemaBuilder:
 
     def _input_type(self, resource: Resource) -> GraphQLInputObjectType:
         type_name = f"{resource.model.__name__}Input"
-        members = {f.name: GraphQLInputField(_scalar(f, self.config)) for f in writable(self._fields(resource))}
+        members = {}
+        for f in writable(self._fields(resource)):
+            members[f.name] = GraphQLInputField(_scalar(f, self.config))
+            if any(Rule.parse(t).name == "confirmed" for t in f.rules_for("store") + f.rules_for("update")):
+                members[f"{f.name}_confirmation"] = GraphQLInputField(GraphQLString)
         if not members:
             members["_empty"] = GraphQLInputField(GraphQLBoolean)
         return GraphQLInputObjectType(type_name, members)

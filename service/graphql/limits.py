@@ -42,7 +42,8 @@ class Measure:
         found: list[tuple[FieldNode, set[str]]] = []
         for node in selection_set.selections if selection_set else ():
             if isinstance(node, FieldNode):
-                found.append((node, seen))
+                if not node.name.value.startswith("__"):
+                    found.append((node, seen))
             elif isinstance(node, InlineFragmentNode):
                 found.extend(self._children(node.selection_set, seen))
             elif isinstance(node, FragmentSpreadNode) and node.name.value not in seen:

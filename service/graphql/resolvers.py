@@ -13,7 +13,7 @@ from service.core import operations
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.registry import Resource
-from service.graphql.selection import leaf_paths, related_paths
+from service.graphql.selection import leaf_paths, related_firsts, related_paths
 
 RELATIONSHIPS = "__relationships"
 
@@ -46,7 +46,7 @@ class RepositoryResolvers:
     def context(self, info: GraphQLResolveInfo, **params: Any) -> Context:
         base: Context = info.context["context"]
         depth = int(self.app.settings.get("query", "max_related_depth") or 3)
-        related = leaf_paths(related_paths(self._resource(), info, depth=depth))
+        related = leaf_paths(related_paths(self._resource(), info, depth=depth + 1))
         values = {k: str(v) for k, v in params.items() if v is not None}
         if related:
             values["related"] = related
@@ -54,7 +54,8 @@ class RepositoryResolvers:
 
     # -- operations ---------------------------------------------------------
     async def show(self, info: GraphQLResolveInfo, id: str) -> dict[str, Any]:
-        relatable = self.app.settings.get("pagination", "relatable_per_page")
+        relatable = max([int(self.app.settings.get("pagination", "relatable_per_page") or 15),
+                         *related_firsts(self._resource(), info)])
         body = await operations.show(self.app, self.resource, id, self.context(info, relatablePerPage=relatable))
         return flatten(body["data"])
 

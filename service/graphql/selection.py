@@ -1,7 +1,9 @@
 """Turns the relation fields a query selects into the `related` paths the
 operations layer loads in batches, so `postList { user { name } comments { body } }`
 costs one query per relation, exactly like `?related=user,comments` on REST."""
-from graphql import FieldNode, FragmentSpreadNode, GraphQLResolveInfo, InlineFragmentNode, SelectionSetNode
+from graphql import (
+    FieldNode, FragmentSpreadNode, GraphQLResolveInfo, InlineFragmentNode, SelectionSetNode, value_from_ast_untyped,
+)
 
 from service.core.registry import Resource
 
@@ -40,3 +42,20 @@ def related_paths(resource: Resource, info: GraphQLResolveInfo, nodes: list[Fiel
 def leaf_paths(paths: list[str]) -> str:
     """The `related` parameter: only the longest paths (`comments.user` implies `comments`)."""
     return ",".join(p for p in paths if not any(o.startswith(p + ".") for o in paths))
+
+
+def related_firsts(resource: Resource, info: GraphQLResolveInfo, nodes: list[FieldNode] | None = None) -> list[int]:
+    """The `first` arguments given to the relation fields selected under the current field, at any level."""
+    found: list[int] = []
+    for parent in nodes if nodes is not None else info.field_nodes:
+        for node in _fields(parent.selection_set, info):
+            relation = resource.relations.get(node.name.value)
+            if relation is None:
+                continue
+            for argument in node.arguments or ():
+                if argument.name.value == "first":
+                    value = value_from_ast_untyped(argument.value, info.variable_values)
+                    if isinstance(value, int):
+                        found.append(value)
+            found.extend(related_firsts(relation.target, info, [node]))
+    return found

@@ -1,0 +1,276 @@
+"""The GraphQL schema generator (DESIGN §5, issue 5 items 1-3, 5-6): the SDL it writes for the
+demo app, type by type, its typed defaults and the graphql.toml that changes them, repository
+include/exclude, schema options, and byte-identical, round-trippable output.
+"""
+import shutil
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from graphql import build_schema, print_schema
+
+from service.core.errors import DeclarationError
+from service.core.registry import Registry, load_app
+from service.graphql.config import GraphQLConfig, load_graphql_config
+from service.graphql.generator import render
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPECTED = Path(__file__).with_name("expected_schema.graphql")
+TYPES = {"comments": "Comment", "posts": "Post", "tags": "Tag", "users": "User"}
+
+# One line per member, as the SDL prints them (sorted): id, the visible fields, the timestamps.
+SCALAR_MEMBERS = {
+    "Comment": ["body: String", "created_at: String", "id: ID!", "post_id: String", "updated_at: String",
+                "user_id: String"],
+    "Post": ["body: String", "cover: String", "created_at: String", "id: ID!", "published: Boolean",
+             "title: String", "updated_at: String", "user_id: String", "views: Int"],
+    "Tag": ["created_at: String", "id: ID!", "name: String", "updated_at: String"],
+    "User": ["avatar: String", "bio: String", "created_at: String", "email: String", "id: ID!", "name: String",
+             "updated_at: String"],
+}
+RELATION_MEMBERS = {
+    "Comment": ["post: Post", "user: User"],
+    "Post": ["comments(first: Int = 15): [Comment!]!", "tags(first: Int = 15): [Tag!]!", "user: User"],
+    "Tag": [],
+    "User": ["posts(first: Int = 15): [Post!]!"],
+}
+# Writable fields only: no id, timestamps, readonly or value() fields (user_id), or images (cover, avatar).
+INPUT_MEMBERS = {
+    "Comment": ["body: String", "post_id: String"],
+    "Post": ["body: String", "published: Boolean", "title: String", "views: Int"],
+    "Tag": ["name: String"],
+    "User": ["bio: String", "email: String", "name: String", "password: String", "password_confirmation: String"],
+}
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+def sdl(registry: Registry, **sections: dict[str, Any]) -> str:
+    return render(registry, GraphQLConfig(sections, app_dir=ROOT))
+
+
+def members(text: str, keyword: str, name: str) -> list[str]:
+    """The member lines of `<keyword> <name> { ... }` in SDL text; [] when there is no such block."""
+    lines = text.splitlines()
+    header = f"{keyword} {name} {{"
+    if header not in lines:
+        return []
+    start = lines.index(header) + 1
+    end = lines.index("}", start)
+    return [line.strip() for line in lines[start:end]]
+
+
+def blocks(text: str) -> list[str]:
+    """The `type X` / `input X` headers of SDL text, in order."""
+    return [line[:-2] for line in text.splitlines() if line.endswith(" {")]
+
+
+def queries_of(type_name: str, first: int = 15) -> list[str]:
+    name = type_name[0].lower() + type_name[1:]
+    return [f"{name}(id: ID!): {type_name}", f"{name}List(first: Int = {first}, page: Int = 1): [{type_name}!]!"]
+
+
+def mutations_of(type_name: str) -> list[str]:
+    return [f"create{type_name}(input: {type_name}Input!): {type_name}!",
+            f"delete{type_name}(id: ID!): Boolean!",
+            f"update{type_name}(id: ID!, input: {type_name}Input!): {type_name}!"]
+
+
+def edit(app_dir: Path, file: str, old: str, new: str) -> None:
+    source = app_dir / "repositories" / file
+    text = source.read_text()
+    assert old in text, f"{old!r} is not in {file}"
+    source.write_text(text.replace(old, new, 1))
+
+
+@contextmanager
+def app_copy(tmp_path: Path, edits: list[tuple[str, str, str]] = (), graphql_toml: str | None = None
+             ) -> Iterator[tuple[Path, Registry]]:
+    """A copy of the demo app changed by `edits`, loaded; sys.path and sys.modules restored afterwards."""
+    app_dir = (tmp_path / "app").resolve()
+    shutil.copytree(ROOT / "repositories", app_dir / "repositories", ignore=shutil.ignore_patterns("__pycache__"))
+    for file, old, new in edits:
+        edit(app_dir, file, old, new)
+    if graphql_toml is not None:
+        (app_dir / "graphql.toml").write_text(graphql_toml)
+    try:
+        yield app_dir, load_app(app_dir)
+    finally:
+        sys.path.remove(str(app_dir))
+        for name in [m for m in sys.modules if m == "repositories" or m.startswith("repositories.")]:
+            del sys.modules[name]
+
+
+POST_FIELDS_ANCHOR = 'field("title").required().rules("max:255").searchable().sortable(),\n'
+TYPED_FIELDS = [("posts.py", POST_FIELDS_ANCHOR, POST_FIELDS_ANCHOR
+                 + '            field("rating").numeric().nullable(),\n'
+                 + '            field("born").date().nullable(),\n'
+                 + '            field("score").numeric().rules("integer").nullable(),\n'
+                 + '            field("summary").nullable(),\n')]
+
+
+# -- the demo app's SDL -------------------------------------------------------------------------
+
+def test_generated_sdl_for_the_demo_app_equals_the_expected_file(registry):
+    assert sdl(registry) == EXPECTED.read_text()
+
+
+def test_checked_in_schema_file_is_the_generator_output_for_the_demo_app(registry):
+    assert (ROOT / "schema" / "schema.graphql").read_text() == sdl(registry)
+
+
+def test_generating_twice_gives_byte_identical_output(registry):
+    first = sdl(registry).encode()
+    assert sdl(registry).encode() == first
+    assert sdl(load_app(ROOT)).encode() == first  # freshly imported repositories too
+
+
+def test_generated_sdl_survives_the_build_print_round_trip(registry):
+    text = sdl(registry)
+    assert print_schema(build_schema(text)) + "\n" == text
+
+
+def test_schema_has_one_object_type_and_one_input_type_per_repository_and_the_root_types(registry):
+    assert blocks(sdl(registry)) == ["type Comment", "input CommentInput", "type Mutation", "type Post",
+                                     "input PostInput", "type Query", "type Tag", "input TagInput", "type User",
+                                     "input UserInput"]
+
+
+@pytest.mark.parametrize("type_name", sorted(SCALAR_MEMBERS))
+def test_object_type_has_id_nullable_visible_fields_string_timestamps_and_relations(registry, type_name):
+    expected = sorted(SCALAR_MEMBERS[type_name] + RELATION_MEMBERS[type_name])
+    assert members(sdl(registry), "type", type_name) == expected
+
+
+@pytest.mark.parametrize("type_name", sorted(INPUT_MEMBERS))
+def test_input_type_has_only_the_writable_fields_all_nullable(registry, type_name):
+    assert members(sdl(registry), "input", f"{type_name}Input") == INPUT_MEMBERS[type_name]
+
+
+def test_hidden_fields_are_not_on_the_object_type_but_writable_ones_are_inputs(registry):
+    text = sdl(registry)
+    assert [m for m in members(text, "type", "User") if m.startswith("password")] == []
+    assert "password: String" in members(text, "input", "UserInput")
+
+
+def test_queries_are_a_show_and_a_list_per_repository(registry):
+    expected = sorted(line for type_name in TYPES.values() for line in queries_of(type_name))
+    assert members(sdl(registry), "type", "Query") == expected
+
+
+def test_mutations_are_create_update_delete_per_repository(registry):
+    expected = sorted(line for type_name in TYPES.values() for line in mutations_of(type_name))
+    assert members(sdl(registry), "type", "Mutation") == expected
+
+
+def test_fields_are_generated_with_the_console_context_no_user(tmp_path):
+    console_only = ('            *([field("seen_by_console")] if request.door == "console" '
+                    'and request.user is None else []),\n')
+    with app_copy(tmp_path, [("posts.py", POST_FIELDS_ANCHOR, POST_FIELDS_ANCHOR + console_only)]) as (_, registry):
+        text = sdl(registry)
+    assert members(text, "type", "Post") == sorted(SCALAR_MEMBERS["Post"] + RELATION_MEMBERS["Post"]
+                                                   + ["seen_by_console: String"])
+    assert members(text, "input", "PostInput") == sorted(INPUT_MEMBERS["Post"] + ["seen_by_console: String"])
+
+
+# -- typed defaults and the type mapping ---------------------------------------------------------
+
+# The typed Post's scalar fields by kind default; user_id (string) and cover (image) are on the type only.
+TYPED_POST_INPUT = {"body": "String", "born": "String", "published": "Boolean", "rating": "Float", "score": "Int",
+                    "summary": "String", "title": "String", "views": "Int"}
+TYPED_POST_TYPE_ONLY = {"cover": "String", "user_id": "String"}
+
+
+def typed_post(overrides: dict[str, str]) -> tuple[list[str], list[str]]:
+    """The expected members of Post and PostInput in the typed copy, with `overrides` applied."""
+    inputs = {name: overrides.get(name, scalar) for name, scalar in TYPED_POST_INPUT.items()}
+    type_only = {name: overrides.get(name, scalar) for name, scalar in TYPED_POST_TYPE_ONLY.items()}
+    fixed = ["created_at: String", "id: ID!", "updated_at: String"] + RELATION_MEMBERS["Post"]
+    object_members = sorted([f"{n}: {s}" for n, s in {**inputs, **type_only}.items()] + fixed)
+    return object_members, [f"{n}: {s}" for n, s in sorted(inputs.items())]
+
+
+def test_typed_defaults_numeric_is_float_integer_rule_is_int_boolean_is_boolean_date_and_text_are_string(tmp_path):
+    with app_copy(tmp_path, TYPED_FIELDS) as (_, registry):
+        text = sdl(registry)
+    object_members, input_members = typed_post({})
+    assert members(text, "type", "Post") == object_members
+    assert members(text, "input", "PostInput") == input_members
+    assert object_members == sorted(SCALAR_MEMBERS["Post"] + RELATION_MEMBERS["Post"]
+                                    + ["born: String", "rating: Float", "score: Int", "summary: String"])
+
+
+@pytest.mark.parametrize("mapping, overrides", [
+    ('numeric = "Int"', {"rating": "Int"}),
+    ('integer = "Float"', {"score": "Float", "views": "Float"}),
+    ('boolean = "String"', {"published": "String"}),
+    ('date = "Int"', {"born": "Int"}),
+    ('string = "ID"', {"summary": "ID", "title": "ID", "user_id": "ID"}),
+])
+def test_type_mapping_in_graphql_toml_is_honoured(tmp_path, mapping, overrides):
+    with app_copy(tmp_path, TYPED_FIELDS, graphql_toml=f"[types]\n{mapping}\n") as (app_dir, registry):
+        text = render(registry, load_graphql_config(app_dir))
+    object_members, input_members = typed_post(overrides)
+    assert members(text, "type", "Post") == object_members
+    assert members(text, "input", "PostInput") == input_members
+
+
+def test_type_mapping_to_an_unknown_scalar_is_a_declaration_error(registry):
+    with pytest.raises(DeclarationError) as raised:
+        sdl(registry, types={"boolean": "Bit"})
+    assert str(raised.value) == "graphql config maps 'boolean' to 'Bit', which is not a built-in scalar"
+
+
+# -- repositories, schema options -----------------------------------------------------------------
+
+def test_include_keeps_only_the_named_repositories_and_drops_relations_to_the_others(registry):
+    assert sdl(registry, repositories={"include": ["posts", "tags"]}) == "\n\n".join([
+        "type Mutation {\n" + "".join(f"  {m}\n" for m in sorted(mutations_of("Post") + mutations_of("Tag"))) + "}",
+        "type Post {\n" + "".join(f"  {m}\n" for m in sorted(SCALAR_MEMBERS["Post"]
+                                                               + ["tags(first: Int = 15): [Tag!]!"])) + "}",
+        "input PostInput {\n" + "".join(f"  {m}\n" for m in INPUT_MEMBERS["Post"]) + "}",
+        "type Query {\n" + "".join(f"  {m}\n" for m in sorted(queries_of("Post") + queries_of("Tag"))) + "}",
+        "type Tag {\n" + "".join(f"  {m}\n" for m in SCALAR_MEMBERS["Tag"]) + "}",
+        "input TagInput {\n  name: String\n}",
+    ]) + "\n"
+
+
+def test_exclude_removes_a_repository_and_every_relation_to_it(registry):
+    text = sdl(registry, repositories={"exclude": ["users"]})
+    assert blocks(text) == ["type Comment", "input CommentInput", "type Mutation", "type Post", "input PostInput",
+                            "type Query", "type Tag", "input TagInput"]
+    assert members(text, "type", "Comment") == sorted(SCALAR_MEMBERS["Comment"] + ["post: Post"])
+    assert members(text, "type", "Post") == sorted(SCALAR_MEMBERS["Post"] + ["comments(first: Int = 15): [Comment!]!",
+                                                                             "tags(first: Int = 15): [Tag!]!"])
+    assert members(text, "type", "Query") == sorted(
+        line for type_name in ("Comment", "Post", "Tag") for line in queries_of(type_name))
+
+
+def test_include_and_exclude_from_graphql_toml_are_honoured(tmp_path):
+    toml = '[repositories]\ninclude = ["posts", "tags", "users"]\nexclude = ["users"]\n'
+    with app_copy(tmp_path, graphql_toml=toml) as (app_dir, registry):
+        assert render(registry, load_graphql_config(app_dir)) == sdl(registry, repositories={"include": ["posts",
+                                                                                                        "tags"]})
+
+
+def test_relations_option_false_leaves_only_scalar_members(registry):
+    text = sdl(registry, schema={"relations": False})
+    for type_name, expected in SCALAR_MEMBERS.items():
+        assert members(text, "type", type_name) == expected
+
+
+def test_default_first_option_is_the_default_of_lists_and_relation_fields(registry):
+    text = sdl(registry, schema={"default_first": 10})
+    assert members(text, "type", "Query") == sorted(
+        line for type_name in TYPES.values() for line in queries_of(type_name, first=10))
+    assert members(text, "type", "Post") == sorted(SCALAR_MEMBERS["Post"] + [
+        "comments(first: Int = 10): [Comment!]!", "tags(first: Int = 10): [Tag!]!", "user: User"])
+
+
+def test_excluding_every_repository_still_gives_a_valid_schema(registry):
+    text = sdl(registry, repositories={"exclude": list(TYPES)})
+    assert text == ('type Query {\n  """There are no repositories in the schema."""\n  _empty: Boolean\n}\n')
+    assert print_schema(build_schema(text)) + "\n" == text
