@@ -22,7 +22,9 @@ from tornado.netutil import bind_sockets
 
 from service.config import Settings
 from service.console.runtime import build, database_uri
+from service.console.watching import follow_schema, run_worker
 from service.core.registry import load_app
+from service.graphql.service import GraphQLService
 from service.http.app import make_app
 
 log = logging.getLogger("restify")
@@ -39,28 +41,36 @@ def _serving_line(host: str, port: int, names: list[str], uri: str, processes: i
 
 
 async def _run_server(settings: Settings, uri: str, listen: Callable[[HTTPServer], None],
-                      on_ready: Callable[[list[str]], None]) -> None:
-    """Builds the core (and its Motor client) in this process, serves until SIGTERM/SIGINT."""
+                      on_ready: Callable[[list[str]], None], watch: bool = False) -> None:
+    """Builds the core (and its Motor client) in this process, serves until SIGTERM/SIGINT.
+
+    The process always follows schema/ (a separate `restify watch` may feed it); with
+    `watch` it also runs the worker that regenerates schema/ from the repositories."""
     app = build(settings, uri)
     await app.ready()
-    server = HTTPServer(make_app(app), xheaders=True, max_body_size=MAX_BODY)
+    graphql = GraphQLService(app)
+    server = HTTPServer(make_app(app, graphql), xheaders=True, max_body_size=MAX_BODY)
     listen(server)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    live = [asyncio.create_task(follow_schema(app, graphql, stop))]
+    if watch:
+        live.append(asyncio.create_task(run_worker(settings, stop)))
     on_ready(list(app.registry.resources))
     await stop.wait()
+    await asyncio.gather(*live, return_exceptions=True)
     server.stop()
     await server.close_all_connections()
     app.db.close()
 
 
-def _serve_one(settings: Settings, uri: str, port: int, host: str) -> int:
+def _serve_one(settings: Settings, uri: str, port: int, host: str, watch: bool = False) -> int:
     def ready(names: list[str]) -> None:
         print(_serving_line(host, port, names, uri, 1), flush=True)
 
-    asyncio.run(_run_server(settings, uri, lambda server: server.listen(port, address=host), ready))
+    asyncio.run(_run_server(settings, uri, lambda server: server.listen(port, address=host), ready, watch))
     return 0
 
 
@@ -201,12 +211,29 @@ def _serve_many(settings: Settings, uri: str, port: int, host: str, processes: i
         os.close(read_fd)
 
 
-def serve(settings: Settings, port: int | None, host: str, processes: int = 1) -> int:
-    """Serves until SIGTERM/SIGINT; returns the exit code. `processes` 0 means one per CPU."""
+def serve(settings: Settings, port: int | None, host: str, processes: int = 1, watch: bool = False) -> int:
+    """Serves until SIGTERM/SIGINT; returns the exit code. `processes` 0 means one per CPU.
+    `watch` regenerates schema/ when repositories change (in the single process, or in the
+    parent of several: every child follows schema/ and reloads)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     port = port or int(settings.get("server", "port"))
     processes = processes or os.cpu_count() or 1
     with database_uri(settings) as uri:
         if processes == 1:
-            return _serve_one(settings, uri, port, host)
+            return _serve_one(settings, uri, port, host, watch)
+        if watch:
+            return _serve_many_watched(settings, uri, port, host, processes)
         return _serve_many(settings, uri, port, host, processes)
+
+
+def _serve_many_watched(settings: Settings, uri: str, port: int, host: str, processes: int) -> int:
+    """The worker runs as its own `restify watch` process (as in the Procfile); every child
+    follows schema/ and reloads, like any web process."""
+    import subprocess
+
+    worker = subprocess.Popen([sys.executable, "-m", "service.cli", "--app-dir", str(settings.app_dir), "watch"])
+    try:
+        return _serve_many(settings, uri, port, host, processes)
+    finally:
+        worker.terminate()
+        worker.wait(timeout=10)

@@ -35,8 +35,10 @@ def app_copy(tmp_path):
     return tmp_path
 
 
-def request(port: int, method: str, path: str, body: dict | None = None, token: str | None = None) -> tuple[int, dict]:
-    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
+def request(port: int, method: str, path: str, body: dict | None = None, token: str | None = None,
+            headers: dict[str, str] | None = None) -> tuple[int, dict]:
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {}),
+               **(headers or {})}
     data = json.dumps(body).encode() if body is not None else None
     try:
         with urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}{path}", data, headers,
