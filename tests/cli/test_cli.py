@@ -50,9 +50,9 @@ def request(port: int, method: str, path: str, body: dict | None = None, token: 
 
 
 class Server:
-    def __init__(self, app_dir: Path, env: dict[str, str], *extra: str) -> None:
+    def __init__(self, app_dir: Path, env: dict[str, str], *extra: str, log_dir: Path | None = None) -> None:
         self.port = free_port()
-        self.log = (app_dir / f"serve-{self.port}.log").open("w")
+        self.log = ((log_dir or app_dir) / f"serve-{self.port}.log").open("w")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "service.cli", "serve", "--port", str(self.port), "--app-dir", str(app_dir), *extra],
             stdout=self.log, stderr=subprocess.STDOUT, cwd=ROOT, env={**os.environ, **env})
@@ -113,8 +113,8 @@ def test_seed_then_token_create_and_revoke(database_env):
     assert missing.returncode == 2 and "no user with email 'nobody@example.com'" in missing.stderr
 
 
-def test_serve_answers_http_and_stops_cleanly(database_env):
-    server = Server(ROOT, database_env)
+def test_serve_answers_http_and_stops_cleanly(database_env, tmp_path):
+    server = Server(ROOT, database_env, log_dir=tmp_path)
     status, body = request(server.port, "GET", "/api/restify/posts")
     assert status == 200 and body["meta"]["per_page"] == 15
     assert server.stop() == 0
