@@ -18,6 +18,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--processes", type=_processes, default=1,
                        help="worker processes on the one port, each with its own SO_REUSEPORT socket "
                             "(default 1; 0 = one per CPU)")
+    serve.add_argument("--watch", action="store_true",
+                       help="regenerate schema/ and reload repositories when a repository module changes")
     serve.add_argument("--app-dir", dest="app_dir_sub", default=None)
 
     repository = commands.add_parser("repository", help="write repositories/<name>.py for <Name>Repository")
@@ -33,6 +35,10 @@ def _parser() -> argparse.ArgumentParser:
     token = commands.add_parser("token:create", help="print a new bearer token for a user")
     token.add_argument("email")
     token.add_argument("--app-dir", dest="app_dir_sub", default=None)
+
+    revoke = commands.add_parser("token:revoke", help="revoke every token of a user")
+    revoke.add_argument("email")
+    revoke.add_argument("--app-dir", dest="app_dir_sub", default=None)
 
     mcp = commands.add_parser("mcp", help="serve the MCP tools over stdin/stdout (token from RESTIFY_TOKEN)")
     mcp.add_argument("--app-dir", dest="app_dir_sub", default=None)
@@ -52,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
 
     watch = commands.add_parser("watch", help="regenerate schema/ whenever a repository module changes")
     watch.add_argument("--app-dir", dest="app_dir_sub", default=None)
+
+    openapi = commands.add_parser("openapi", help="print the OpenAPI 3.1 document of the REST API (no database needed)")
+    openapi.add_argument("--app-dir", dest="app_dir_sub", default=None)
     return parser
 
 
@@ -96,16 +105,25 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
             print(f"restify: {error}", file=sys.stderr)
             return 2
         return 0
+    if args.command == "openapi":
+        from service.core.registry import load_app
+        from service.openapi import document_json
+        print(document_json(load_app(settings.app_dir, settings.get("app", "package")), settings))
+        return 0
     if args.command == "watch":
         from service.console.watching import watch
         return watch(settings)
     if args.command == "serve":
         from service.console.serve import serve
         try:
-            return serve(settings, args.port, args.host, args.processes)
+            return serve(settings, args.port, args.host, args.processes, args.watch)
         except OSError as error:  # e.g. the port is taken: a message, not a traceback
             print(f"restify: cannot serve: {error}", file=sys.stderr)
             return 1
+    if args.command == "mcp":
+        from service.mcp.stdio import run_stdio
+        with database_uri(settings) as uri:
+            return run_stdio(lambda: build(settings, uri))  # built inside its event loop
     with database_uri(settings) as uri:
         app = build(settings, uri)
         if args.command == "seed":
@@ -116,9 +134,9 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
         elif args.command == "token:create":
             from service.core.auth import token_for_email
             print(asyncio.run(token_for_email(app, args.email)))
-        elif args.command == "mcp":
-            from service.mcp.stdio import run_stdio
-            return run_stdio(app)
+        elif args.command == "token:revoke":
+            from service.core.auth import revoke_for_email
+            print(f"Revoked {asyncio.run(revoke_for_email(app, args.email))} token(s) of {args.email}")
     return 0
 
 

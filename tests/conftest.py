@@ -6,6 +6,7 @@ same suite against a real MongoDB.
 """
 import json
 import os
+import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,3 +148,17 @@ class Api:
 def api(app, http_server_client):
     # `app` is requested by name so parametrized settings reach the server (it looks `app` up lazily).
     return Api(http_server_client)
+
+
+@pytest.fixture
+def database_env(mongodb_uri):
+    """Environment for a `restify` process on this session's database server, in a database of its own."""
+    return {"MONGODB_URI": mongodb_uri, "RESTIFY_DATABASE_NAME": f"t_{uuid.uuid4().hex[:12]}",
+            "RESTIFY_AUTH_ARGON2_TIME_COST": "1", "RESTIFY_AUTH_ARGON2_MEMORY_KIB": "1024"}
+
+
+@pytest.fixture
+def app_copy(tmp_path):
+    """A copy of the demo application to edit or break."""
+    shutil.copytree(ROOT / "repositories", tmp_path / "repositories", ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path

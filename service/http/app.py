@@ -9,6 +9,7 @@ from service.http.handlers import (
     CollectionHandler, LoginHandler, LogoutHandler, ProfileHandler, RecordHandler, RegisterHandler,
 )
 from service.http.files import FileHandler
+from service.http.openapi import OpenApiHandler
 from service.mcp import mcp_routes
 from service.http.graphql import graphql_routes
 from service.graphql.service import GraphQLService
@@ -24,6 +25,7 @@ def rest_routes(app: Restify) -> list[tuple]:
         (rf"{auth_prefix}/login", LoginHandler, state),
         (rf"{auth_prefix}/logout", LogoutHandler, state),
         (rf"{prefix}/profile", ProfileHandler, state),
+        (rf"{prefix}/openapi\.json", OpenApiHandler, state),
         (rf"{files}/(.+)", FileHandler, state),
         (rf"{prefix}/([^/]+)", CollectionHandler, state),
         (rf"{prefix}/([^/]+)/([^/]+)", RecordHandler, state),

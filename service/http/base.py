@@ -4,7 +4,7 @@ import json
 import logging
 from typing import Any
 
-from tornado.httputil import HTTPServerRequest, parse_body_arguments
+from tornado.httputil import HTTPInputError, HTTPServerRequest, parse_body_arguments
 from tornado.web import HTTPError, RequestHandler, stream_request_body
 
 from service.core import auth
@@ -126,7 +126,10 @@ class JsonHandler(RequestHandler):
     def _form(self, body: bytes, content_type: str) -> dict[str, Any]:
         arguments: dict[str, list[bytes]] = {}
         files: dict[str, list[Any]] = {}
-        parse_body_arguments(content_type, body, arguments, files, self.request.headers)
+        try:
+            parse_body_arguments(content_type, body, arguments, files, self.request.headers)
+        except HTTPInputError:
+            raise BadRequest("The request body is not a valid form (multipart/form-data or urlencoded).") from None
         form: dict[str, Any] = {}
         for name, values in arguments.items():
             try:

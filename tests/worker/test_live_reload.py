@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from tests.cli.test_cli import Server, app_copy, database_env, request  # noqa: F401 (fixtures)
+from tests.processes import Server, request
 from tests.worker.test_watch import add_field
 
 @pytest.fixture

@@ -1,6 +1,5 @@
 """`restify watch`: a real process watching a copy of the demo app."""
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -12,10 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def app_dir(tmp_path):
-    shutil.copytree(ROOT / "repositories", tmp_path / "repositories",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    return tmp_path
+def app_dir(app_copy):
+    return app_copy
 
 
 @pytest.fixture

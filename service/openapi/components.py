@@ -1,0 +1,136 @@
+"""Shared components: the error bodies and responses of `service.core.errors`, the
+pagination envelope's parts, authorization flags and the bearer security scheme."""
+from typing import Any
+
+from service.core import errors
+
+Schema = dict[str, Any]
+JSON = "application/json"
+
+
+def ref(kind: str, name: str) -> Schema:
+    return {"$ref": f"#/components/{kind}/{name}"}
+
+
+def schema_ref(name: str) -> Schema:
+    return ref("schemas", name)
+
+
+def json_content(schema: Schema) -> dict[str, Any]:
+    return {JSON: {"schema": schema}}
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+# status -> (component name, error class, body schema, description)
+ERRORS: dict[int, tuple[str, type[errors.RestifyError], str, str]] = {
+    400: ("BadRequest", errors.BadRequest, "BadRequestError",
+          "Malformed JSON, a body that is not an object, or a malformed query (page, perPage, sort, related...)."),
+    401: ("Unauthenticated", errors.Unauthenticated, "Error",
+          ("No valid bearer token where one is needed, an invalid token on any route, a guest refused by a "
+           "policy, or (login) credentials that do not match.")),
+    403: ("Forbidden", errors.Forbidden, "Error", "A logged-in user refused by the repository's policy."),
+    404: ("NotFound", errors.NotFound, "Error", "No such resource or record."),
+    405: ("MethodNotAllowed", errors.MethodNotAllowed, "Error",
+          "The path exists but not with this method (also CORS preflights while CORS is off)."),
+    413: ("PayloadTooLarge", errors.PayloadTooLarge, "Error",
+          "The body is above server.max_body_bytes (JSON) or server.max_upload_bytes (multipart)."),
+    414: ("UriTooLong", errors.UriTooLong, "Error", "The query string is above server.max_query_bytes."),
+    422: ("ValidationFailed", errors.ValidationFailed, "ValidationError",
+          "Field errors, one message per field: the first rule that failed."),
+    429: ("TooManyRequests", errors.TooManyRequests, "Error",
+          "Too many failed logins for this account or this address; retry after Retry-After seconds."),
+    503: ("ServiceUnavailable", errors.ServiceUnavailable, "Error", "The database is unreachable; retry later."),
+}
+
+# What every route may answer before its operation runs (JsonHandler.prepare): an invalid
+# bearer token, an oversized query string, a database that went away while checking the token.
+COMMON = (401, 414, 503)
+
+
+def error_responses(*statuses: int) -> dict[str, Schema]:
+    """`{"400": {"$ref": ...}, ...}` for the given statuses plus the common ones, sorted."""
+    return {str(status): ref("responses", ERRORS[status][0]) for status in sorted(set(statuses) | set(COMMON))}
+
+
+def _error_example(status: int) -> dict[str, Any]:
+    error_class = ERRORS[status][1]
+    if error_class is errors.ValidationFailed:
+        return errors.ValidationFailed({"title": ["The title field is required."]}).body()
+    if error_class is errors.TooManyRequests:
+        return errors.TooManyRequests(retry_after=42).body()
+    return error_class().body()
+
+
+def _responses() -> dict[str, Schema]:
+    responses: dict[str, Schema] = {}
+    for status, (name, _, body, description) in ERRORS.items():
+        response: Schema = {"description": description,
+                            "content": {JSON: {"schema": schema_ref(body), "example": _error_example(status)}}}
+        if status == 429:
+            response["headers"] = {"Retry-After": {"description": "Seconds to wait before trying again.",
+                                                   "schema": {"type": "integer", "minimum": 1}}}
+        responses[name] = response
+    return responses
+
+
+def _error_schemas() -> dict[str, Schema]:
+    bag = {"type": "object", "description": "Field name -> its messages.",
+           "additionalProperties": {"type": "array", "items": {"type": "string"}}}
+    return {
+        "Error": {"type": "object", "required": ["message"], "properties": {"message": {"type": "string"}},
+                  "additionalProperties": False},
+        "ErrorBag": bag,
+        "BadRequestError": {"type": "object", "required": ["message"],
+                            "properties": {"message": {"type": "string"}, "errors": schema_ref("ErrorBag")},
+                            "additionalProperties": False},
+        "ValidationError": {"type": "object", "required": ["message", "errors"],
+                            "properties": {"message": {"type": "string", "const": "The given data was invalid."},
+                                           "errors": schema_ref("ErrorBag")},
+                            "additionalProperties": False},
+    }
+
+
+# -- resources ----------------------------------------------------------------------------------
+
+FLAGS = ("authorizedToShow", "authorizedToStore", "authorizedToUpdate", "authorizedToDelete")
+
+
+def _shared_schemas() -> dict[str, Schema]:
+    flags = {name: {"type": "boolean"} for name in FLAGS}
+    nullable_int = {"type": ["integer", "null"]}
+    nullable_url = {"type": ["string", "null"]}
+    return {
+        "AuthorizationFlags": {"type": "object", "required": list(FLAGS), "properties": flags,
+                               "additionalProperties": False,
+                               "description": "What the requesting user may do with this record."},
+        "TokenMeta": {"type": "object", "required": [*FLAGS, "token"],
+                      "properties": {**flags, "token": {
+                          "type": "string", "pattern": "^[^|]+\\|.+$",
+                          "description": "A bearer token, \"<id>|<secret>\"; only a hash of the secret is stored."}},
+                      "additionalProperties": False},
+        "PaginationMeta": {
+            "type": "object", "additionalProperties": False,
+            "required": ["current_page", "from", "last_page", "path", "per_page", "to", "total"],
+            "properties": {"current_page": {"type": "integer", "minimum": 1}, "from": nullable_int,
+                           "last_page": {"type": "integer", "minimum": 1}, "path": {"type": "string"},
+                           "per_page": {"type": "integer", "minimum": 1}, "to": nullable_int,
+                           "total": {"type": "integer", "minimum": 0}}},
+        "PaginationLinks": {
+            "type": "object", "additionalProperties": False, "required": ["first", "last", "prev", "next", "path"],
+            "properties": {"first": {"type": "string"}, "last": {"type": "string"}, "prev": nullable_url,
+                           "next": nullable_url, "path": {"type": "string"}}},
+        "Timestamp": {"type": ["string", "null"], "format": "date-time",
+                      "description": "Set by the server: ISO 8601, UTC, milliseconds."},
+    }
+
+
+def components() -> dict[str, Any]:
+    """The static part of `components`; repository schemas are added by the document."""
+    return {
+        "schemas": {**_error_schemas(), **_shared_schemas()},
+        "responses": _responses(),
+        "securitySchemes": {"bearerAuth": {
+            "type": "http", "scheme": "bearer", "bearerFormat": "<id>|<secret>",
+            "description": "A token from POST /api/register, POST /api/login or `restify token:create EMAIL`."}},
+    }

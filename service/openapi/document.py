@@ -1,0 +1,76 @@
+"""Assembles the OpenAPI 3.1 document from a registry and the settings."""
+import json
+import weakref
+from importlib import metadata
+from typing import Any
+
+from service.config import Settings
+from service.core.registry import Registry
+from service.openapi import paths, resources
+from service.openapi.components import components
+
+OPENAPI_VERSION = "3.1.0"
+DESCRIPTION = """\
+The repositories of this application as a JSON REST API (Restify for Python).
+
+Errors are JSON whatever the Accept header: 400 malformed JSON or query, 401 `Unauthenticated.`, 403
+`This action is unauthorized.`, 404 `Not found.`, 405 a method the path does not take, 413 a body above the
+limit, 414 a query string above the limit, 422 field errors, 429 too many failed logins (`Retry-After`),
+503 the database is unreachable. No stack traces, ever.
+
+Send `Authorization: Bearer <token>` (from /register or /login). Repository routes admit guests unless
+`routes.middleware` contains `auth:token`; policies decide the rest (a refused guest gets 401, a user 403).
+Bodies are JSON objects; keys that are not writable fields are ignored. Numbers and booleans may also be
+sent as text (what forms send), and an empty string means "no value" for typed fields."""
+
+
+def _version() -> str:
+    try:
+        return metadata.version("restify-python")
+    except metadata.PackageNotFoundError:
+        return "0.0.0"
+
+
+def build_document(registry: Registry, settings: Settings) -> dict[str, Any]:
+    """The whole document: every repository's routes and schemas, profile, auth, files."""
+    ordered = [registry.resources[name] for name in sorted(registry.resources)]
+    schemas: dict[str, Any] = {}
+    path_items: dict[str, Any] = {}
+    for resource in ordered:
+        schemas.update(resources.schemas(resource))
+        path_items.update(paths.repository_paths(resource, settings))
+    schemas.update(paths.profile_schemas(registry, settings))
+    schemas.update(paths.auth_schemas(registry, settings))
+    path_items.update(paths.profile_paths(registry, settings))
+    path_items.update(paths.auth_paths(settings))
+    path_items.update(paths.file_paths(settings))
+    path_items.update(paths.document_path(settings))
+    shared = components()
+    shared["schemas"].update(schemas)
+    tags = [{"name": r.name, "description": f"The {r.name} repository."} for r in ordered]
+    tags += [{"name": "profile", "description": "The logged-in user's own record."},
+             {"name": "auth", "description": "Accounts and bearer tokens."},
+             {"name": "files", "description": "Stored uploads."},
+             {"name": "meta", "description": "This description of the API."}]
+    return {
+        "openapi": OPENAPI_VERSION,
+        "info": {"title": "Restify API", "version": _version(), "description": DESCRIPTION},
+        "tags": tags,
+        "paths": path_items,
+        "components": shared,
+    }
+
+
+_CACHE: "weakref.WeakKeyDictionary[Registry, tuple[str, str]]" = weakref.WeakKeyDictionary()
+
+
+def document_json(registry: Registry, settings: Settings) -> str:
+    """The document as JSON text, cached per registry object (and settings), so a live reload
+    (`Restify.swap_registry`) is followed at the next request."""
+    key = json.dumps(settings.values, sort_keys=True, default=str)
+    cached = _CACHE.get(registry)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    text = json.dumps(build_document(registry, settings), indent=2)
+    _CACHE[registry] = (key, text)
+    return text

@@ -1,0 +1,193 @@
+"""Path items: the repository routes, the profile, register/login/logout, stored files
+and the document itself (the routes of `service.http.app`)."""
+from typing import Any
+
+from service.config import Settings
+from service.core.context import Context
+from service.core.profile import _fallback_fields as profile_fallback_fields
+from service.core.registry import Registry, Resource
+from service.core.uploads import CONTENT_TYPES
+from service.openapi import parameters, resources
+from service.openapi.components import JSON, error_responses, json_content, schema_ref
+
+Schema = dict[str, Any]
+OPTIONAL_TOKEN: list[Schema] = [{}, {"bearerAuth": []}]
+TOKEN: list[Schema] = [{"bearerAuth": []}]
+MULTIPART = "multipart/form-data"
+
+
+def _prefix(settings: Settings, key: str, section: str = "server") -> str:
+    return str(settings.get(section, key)).rstrip("/")
+
+
+def _operation(operation_id: str, tag: str, summary: str, responses: dict[str, Schema],
+               security: list[Schema], **extra: Any) -> Schema:
+    return {"operationId": operation_id, "tags": [tag], "summary": summary, **extra,
+            "security": security, "responses": responses}
+
+
+def _ok(description: str, schema: Schema, status: int = 200, **extra: Any) -> dict[str, Schema]:
+    return {str(status): {"description": description, "content": json_content(schema), **extra}}
+
+
+def _body(json_schema: Schema, form_schema: Schema | None = None, required: bool = True) -> Schema:
+    content: Schema = {JSON: {"schema": json_schema}}
+    if form_schema is not None:
+        content[MULTIPART] = {"schema": form_schema}
+    return {"required": required, "content": content}
+
+
+def _links(resource_name: str, pointer: str) -> dict[str, Schema]:
+    """Follow-up operations on the record a response returned (used by stateful fuzzing too)."""
+    targets = {"show": "Show", "update": "Update", "patch": "Patch", "upload": "Upload", "delete": "Delete"}
+    return {f"{label}{resource_name.title().replace('_', '')}": {
+        "operationId": f"{resource_name}.{action}", "parameters": {"id": f"$response.body#{pointer}"}}
+        for action, label in targets.items()}
+
+
+# -- repositories -------------------------------------------------------------------------------
+
+def repository_paths(resource: Resource, settings: Settings) -> dict[str, Schema]:
+    n = resource.name
+    security = TOKEN if settings.requires_user else OPTIONAL_TOKEN
+    forms = resources.has_files(resource)
+
+    def ref(part: str) -> Schema:
+        return schema_ref(resources.name(n, part))
+
+    def changed() -> dict[str, Schema]:
+        return {**_ok("The changed record.", ref("Document")), **error_responses(400, 403, 404, 413, 422)}
+
+    created = {"description": "Created.", "content": json_content(ref("Document")),
+               "headers": {"Location": {"description": "The new record's URL.", "schema": {"type": "string"}}},
+               "links": _links(n, "/data/id")}
+    collection = {
+        "get": _operation(
+            f"{n}.index", n, f"List {n}",
+            {**_ok(f"A page of {n} the user may see.", ref("Page")), **error_responses(400, 403)}, security,
+            parameters=parameters.index_parameters(resource, resources.fields_for(resource, "index"), settings)),
+        "post": _operation(
+            f"{n}.store", n, f"Create a {n} record", {"201": created, **error_responses(400, 403, 413, 422)},
+            security, requestBody=_body(ref("Store"), ref("StoreForm") if forms else None)),
+    }
+    record = {
+        "parameters": [parameters.id_parameter(n)],
+        "get": _operation(f"{n}.show", n, f"Show a {n} record",
+                          {**_ok("The record.", ref("Document")), **error_responses(400, 403, 404)}, security,
+                          parameters=parameters.show_parameters(resource, settings)),
+        "put": _operation(f"{n}.update", n, f"Replace a {n} record's attributes (every field is validated)",
+                          changed(), security, requestBody=_body(ref("Update"))),
+        "patch": _operation(f"{n}.patch", n, f"Change some of a {n} record's attributes (only those sent)",
+                            changed(), security, requestBody=_body(ref("Patch"), required=False)),
+        "post": _operation(f"{n}.upload", n, "As PUT, with multipart/form-data allowed (file fields)",
+                           changed(), security,
+                           requestBody=_body(ref("Update"), ref("UpdateForm") if forms else None)),
+        "delete": _operation(f"{n}.delete", n, f"Delete a {n} record",
+                             {"204": {"description": "Deleted; no body."}, **error_responses(400, 403, 404)},
+                             security),
+    }
+    prefix = _prefix(settings, "prefix")
+    return {f"{prefix}/{n}": collection, f"{prefix}/{n}/{{id}}": record}
+
+
+# -- profile and auth -----------------------------------------------------------------------------
+
+def profile_resource(registry: Registry, settings: Settings) -> Resource | None:
+    """The user repository when it serves the profile (`can_use_for_profile`), else None."""
+    users = registry.get(settings.get("auth", "user_repository"))
+    if users is not None and type(users.repository).can_use_for_profile(Context(door="rest", action="profile")):
+        return users
+    return None
+
+
+def profile_schemas(registry: Registry, settings: Settings) -> dict[str, Schema]:
+    users = profile_resource(registry, settings)
+    if users is not None:
+        n = users.name
+        relationships = schema_ref(resources.name(n, "Relationships")) if users.relations else None
+        return {"Profile": resources.resource_schema(n, schema_ref(resources.name(n, "Attributes")), relationships,
+                                                     schema_ref("AuthorizationFlags")),
+                "ProfileUpdate": schema_ref(resources.name(n, "Update"))}
+    fields = profile_fallback_fields()
+    type_name = str(settings.get("auth", "user_repository"))
+    return {"Profile": resources.resource_schema(type_name, resources.attributes_schema(fields), None, None),
+            "ProfileUpdate": resources.write_schema(fields, "update")}
+
+
+def profile_paths(registry: Registry, settings: Settings) -> dict[str, Schema]:
+    users = profile_resource(registry, settings)
+
+    def changed() -> dict[str, Schema]:
+        return {**_ok("The user, changed.", schema_ref("Profile")), **error_responses(400, 413, 422)}
+
+    form = (schema_ref(resources.name(users.name, "UpdateForm"))
+            if users is not None and resources.has_files(users) else None)
+    show_parameters = parameters.show_parameters(users, settings) if users is not None else []
+    return {f"{_prefix(settings, 'prefix')}/profile": {
+        "get": _operation("profile.show", "profile", "The logged-in user, unwrapped",
+                          {**_ok("The user (with `relationships` when asked for).", schema_ref("Profile")),
+                           **error_responses(400)},
+                          TOKEN, parameters=show_parameters),
+        "put": _operation("profile.update", "profile", "Change the logged-in user (JSON; PUT rules: required "
+                          "fields must be sent)", changed(), TOKEN, requestBody=_body(schema_ref("ProfileUpdate"))),
+        "post": _operation("profile.upload", "profile", "As PUT, with multipart/form-data allowed (image fields "
+                           "are stored, the attribute holds /storage/<dir>/<file>)", changed(), TOKEN,
+                           requestBody=_body(schema_ref("ProfileUpdate"), form)),
+    }}
+
+
+def auth_schemas(registry: Registry, settings: Settings) -> dict[str, Schema]:
+    users = registry.get(settings.get("auth", "user_repository"))
+    login = {"type": "object", "required": ["email", "password"], "properties": {
+        "email": {"type": "string", "minLength": 1},
+        "password": {"type": "string", "minLength": 1, "writeOnly": True}}}
+    if users is None:  # register and login answer 400: the application has no user repository
+        return {"Register": {"type": "object"}, "Login": login,
+                "AuthenticatedUser": resources.resource_schema(str(settings.get("auth", "user_repository")),
+                                                               {"type": "object"}, None, schema_ref("TokenMeta"))}
+    return {"Register": schema_ref(resources.name(users.name, "Store")), "Login": login,
+            "AuthenticatedUser": resources.resource_schema(users.name, schema_ref(resources.name(users.name,
+                                                                                                 "Attributes")),
+                                                           None, schema_ref("TokenMeta"))}
+
+
+def auth_paths(settings: Settings) -> dict[str, Schema]:
+    prefix = _prefix(settings, "auth_prefix")
+
+    def user(description: str, status: int) -> dict[str, Schema]:
+        return _ok(description, schema_ref("AuthenticatedUser"), status)
+
+    return {
+        f"{prefix}/register": {"post": _operation(
+            "auth.register", "auth", "Create an account through the user repository's fields and rules",
+            {**user("The new user, unwrapped, with `meta.token`.", 201), **error_responses(400, 413, 422)},
+            OPTIONAL_TOKEN, requestBody=_body(schema_ref("Register")))},
+        f"{prefix}/login": {"post": _operation(
+            "auth.login", "auth", "Exchange an email and password for a bearer token (rate limited)",
+            {**user("The user, unwrapped, with `meta.token`.", 200), **error_responses(400, 413, 422, 429)},
+            OPTIONAL_TOKEN, requestBody=_body(schema_ref("Login")))},
+        f"{prefix}/logout": {"post": _operation(
+            "auth.logout", "auth", "Revoke the token this request carries",
+            {"204": {"description": "Revoked; no body."}, **error_responses(400)}, TOKEN)},
+    }
+
+
+# -- files and the document -----------------------------------------------------------------------
+
+def file_paths(settings: Settings) -> dict[str, Schema]:
+    binary = {"type": "string", "format": "binary"}
+    types = [*CONTENT_TYPES.values(), "application/octet-stream"]
+    return {f"{_prefix(settings, 'url_prefix', 'files')}/{{path}}": {"get": _operation(
+        "files.show", "files", "A stored file (local disk or GridFS), typed by its bytes",
+        {"200": {"description": "The file; anything that is not an image is sent as a download.",
+                 "content": {media: {"schema": binary} for media in types}},
+         "304": {"description": "Not modified (If-None-Match matched the ETag)."},
+         **error_responses(404)},
+        OPTIONAL_TOKEN, parameters=[{"name": "path", "in": "path", "required": True, "schema": {"type": "string"},
+                                     "description": "<dir>/<file>, as stored in an image attribute."}])}}
+
+
+def document_path(settings: Settings) -> dict[str, Schema]:
+    return {f"{_prefix(settings, 'prefix')}/openapi.json": {"get": _operation(
+        "openapi.show", "meta", "This document",
+        {**_ok("The OpenAPI 3.1 document.", {"type": "object"}), **error_responses()}, OPTIONAL_TOKEN)}}

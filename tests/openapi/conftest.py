@@ -1,0 +1,94 @@
+"""A real `restify serve` process for the fuzz tests, on a free port, against the session's
+embedded database (its own database name), with fast password hashing; and a logged-in user."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+
+import pytest
+import requests
+
+from tests.conftest import ROOT
+
+START_TIMEOUT = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class Service:
+    url: str
+    env: dict[str, str]
+    session: requests.Session
+
+    def register(self, name: str = "Fuzz") -> dict:
+        """A new user; returns {"id", "token", "email", "password"}."""
+        email = f"{name.lower()}.{uuid.uuid4().hex[:8]}@example.com"
+        password = "secret-pass"
+        response = self.session.post(f"{self.url}/api/register", json={
+            "name": name, "email": email, "password": password, "password_confirmation": password}, timeout=30)
+        assert response.status_code == 201, response.text
+        body = response.json()
+        return {"id": body["id"], "token": body["meta"]["token"], "email": email, "password": password}
+
+
+@pytest.fixture(scope="module")
+def service(mongodb_uri, tmp_path_factory):
+    """`restify serve` as a subprocess; stopped (SIGTERM, then SIGKILL) when the module is done."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RESTIFY_")}
+    env.update({
+        "MONGODB_URI": mongodb_uri,
+        "RESTIFY_DATABASE_NAME": f"t_fuzz_{uuid.uuid4().hex[:10]}",
+        "RESTIFY_AUTH_ARGON2_TIME_COST": "1",
+        "RESTIFY_AUTH_ARGON2_MEMORY_KIB": "1024",
+        "RESTIFY_FILES_ROOT": str(tmp_path_factory.mktemp("fuzz-storage")),
+    })
+    log = tmp_path_factory.mktemp("fuzz-log") / "serve.log"
+    with open(log, "wb") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "service.cli", "--app-dir", str(ROOT), "serve", "--port", str(port)],
+            env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    session = requests.Session()
+    try:
+        _wait_until_serving(process, url, session, log)
+        yield Service(url, env, session)
+    finally:
+        session.close()
+        _stop(process)
+    unknown = log.read_text(errors="replace").split("Uncaught exception")[1:]
+    if unknown:
+        pytest.fail(f"the service logged {len(unknown)} unexpected traceback(s); the first:\n{unknown[0][:4000]}")
+
+
+def _wait_until_serving(process: subprocess.Popen, url: str, session: requests.Session, log) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"restify serve exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            if session.get(f"{url}/api/restify/openapi.json", timeout=2).status_code == 200:
+                return
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"restify serve did not answer within {START_TIMEOUT} s:\n{log.read_text()}")
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=15)

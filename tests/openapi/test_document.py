@@ -1,0 +1,296 @@
+"""The OpenAPI document: valid 3.1 (checked by openapi-spec-validator), built from the same
+declarations as the other doors, served at /api/restify/openapi.json and printed by `restify openapi`."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from jsonschema import Draft202012Validator
+from openapi_spec_validator import OpenAPIV31SpecValidator, validate
+
+from service import Model, Policy, Repository, field
+from service.config import Settings, load_settings
+from service.core import models as model_registry
+from service.core.registry import build_registry, load_app
+from service.openapi import build_document
+from tests.conftest import ROOT
+
+PREFIX = "/api/restify"
+INT64 = 2**63 - 1
+
+
+@pytest.fixture(scope="module")
+def document():
+    return build_document(load_app(ROOT), Settings(app_dir=ROOT))
+
+
+def schema_of(document, name):
+    return document["components"]["schemas"][name]
+
+
+def resolve(document, schema):
+    while "$ref" in schema:
+        schema = schema_of(document, schema["$ref"].rsplit("/", 1)[1])
+    return schema
+
+
+def params(operation):
+    return {p["name"]: p for p in operation.get("parameters", [])}
+
+
+def test_document_is_valid_openapi_3_1(document):
+    validate(document, cls=OpenAPIV31SpecValidator)
+    assert document["openapi"] == "3.1.0"
+
+
+def test_every_route_is_described(document):
+    assert set(document["paths"]) == {
+        f"{PREFIX}/{name}" for name in ("comments", "posts", "tags", "users")
+    } | {f"{PREFIX}/{name}/{{id}}" for name in ("comments", "posts", "tags", "users")} | {
+        f"{PREFIX}/profile", "/api/register", "/api/login", "/api/logout", "/storage/{path}", f"{PREFIX}/openapi.json",
+    }
+    assert set(document["paths"][f"{PREFIX}/posts"]) == {"get", "post"}
+    assert set(document["paths"][f"{PREFIX}/posts/{{id}}"]) == {"parameters", "get", "put", "patch", "post", "delete"}
+    assert set(document["paths"][f"{PREFIX}/profile"]) == {"get", "put", "post"}
+    operation_ids = [op["operationId"] for item in document["paths"].values() for key, op in item.items()
+                     if key != "parameters"]
+    assert len(operation_ids) == len(set(operation_ids)) == 4 * 7 + 3 + 3 + 1 + 1
+
+
+def test_index_parameters_name_the_query_contract(document):
+    index = params(document["paths"][f"{PREFIX}/posts"]["get"])
+    assert list(index) == ["page", "perPage", "per_page", "relatablePerPage", "search", "sort", "related",
+                           "include", "published", "user_id"]
+    assert index["page"]["schema"] == {"type": "integer", "minimum": 1, "maximum": INT64}
+    assert index["search"]["schema"] == {"type": "string", "maxLength": 255}
+    assert index["published"]["schema"] == {"type": "boolean"}
+    assert index["user_id"]["schema"] == {"type": "string"}
+    assert index["sort"]["schema"]["pattern"] == "^[-+]?(?:title|views|id)(?:,[-+]?(?:title|views|id))*$"
+    related = Draft202012Validator(index["related"]["schema"], format_checker=None)
+    for good in ("user", "user,comments", "comments.user", "user.posts.tags", "tags,user.posts"):
+        assert related.is_valid(good), good
+    for bad in ("nope", "user.nope", "user,", "user.posts.user.posts", "password"):
+        assert not related.is_valid(bad), bad
+    assert index["include"]["schema"] == index["related"]["schema"]
+    tags = params(document["paths"][f"{PREFIX}/tags"]["get"])
+    assert "related" not in tags and "include" not in tags  # tags have no relations
+    assert list(params(document["paths"][f"{PREFIX}/tags/{{id}}"]["get"])) == ["relatablePerPage"]
+    users = params(document["paths"][f"{PREFIX}/users"]["get"])
+    assert users["email"]["schema"] == {"type": "string"}
+
+
+def test_store_body_of_posts_has_the_exact_constraints(document):
+    assert schema_of(document, "posts.Store") == {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string", "maxLength": 255, "minLength": 1, "description": "Title."},
+            "body": {"type": ["string", "null"], "maxLength": 65535, "description": "Body."},
+            "views": {"type": "integer", "minimum": 0, "maximum": INT64, "default": 0, "description": "Views."},
+            "published": {"type": "boolean", "default": False, "description": "Published."},
+        },
+        "required": ["title"],
+    }
+    body = document["paths"][f"{PREFIX}/posts"]["post"]["requestBody"]
+    assert body["required"] is True
+    assert body["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/posts.Store"}
+    form = schema_of(document, "posts.StoreForm")
+    assert form["properties"]["cover"]["format"] == "binary"
+    assert form["properties"]["body"]["type"] == "string"  # a form part is never null
+    assert "user_id" not in form["properties"]  # read-only and server-set: never an input
+
+
+def test_put_patch_and_post_update_bodies(document):
+    record = document["paths"][f"{PREFIX}/posts/{{id}}"]
+    assert set(record["put"]["requestBody"]["content"]) == {"application/json"}
+    assert set(record["post"]["requestBody"]["content"]) == {"application/json", "multipart/form-data"}
+    assert record["patch"]["requestBody"]["required"] is False
+    assert schema_of(document, "posts.Update")["required"] == ["title"]
+    assert "required" not in schema_of(document, "posts.Patch")
+    assert "default" not in schema_of(document, "posts.Update")["properties"]["views"]
+    assert schema_of(document, "posts.UpdateForm")["required"] == ["title"]  # images: never required on update
+    tags = document["paths"][f"{PREFIX}/tags/{{id}}"]["post"]["requestBody"]["content"]
+    assert set(tags) == {"application/json"}  # no image field: no multipart
+
+
+def test_users_bodies_keep_passwords_write_only(document):
+    store = schema_of(document, "users.Store")
+    assert store["required"] == ["name", "email", "password", "password_confirmation"]
+    assert store["properties"]["email"] == {"type": "string", "format": "email", "maxLength": 255, "minLength": 1,
+                                            "description": "Email: must be unique."}
+    password = store["properties"]["password"]
+    assert password["writeOnly"] is True and password["minLength"] == 8 and password["maxLength"] == 65535
+    assert store["properties"]["password_confirmation"]["writeOnly"] is True
+    assert store["properties"]["bio"]["type"] == ["string", "null"] and store["properties"]["bio"]["maxLength"] == 2000
+    assert schema_of(document, "users.Update")["required"] == ["name", "email"]
+    assert "password" not in schema_of(document, "users.Attributes")["properties"]
+    assert document["components"]["schemas"]["Register"] == {"$ref": "#/components/schemas/users.Store"}
+    login = schema_of(document, "Login")
+    assert login["required"] == ["email", "password"] and login["properties"]["password"]["writeOnly"] is True
+
+
+def test_resource_object_and_list_envelope(document):
+    resource = schema_of(document, "posts.Resource")
+    assert resource["required"] == ["id", "type", "attributes"]
+    assert resource["properties"]["type"] == {"type": "string", "const": "posts"}
+    assert resource["properties"]["meta"] == {"$ref": "#/components/schemas/AuthorizationFlags"}
+    attributes = schema_of(document, "posts.Attributes")
+    assert list(attributes["properties"]) == ["title", "body", "views", "published", "user_id", "cover",
+                                              "created_at", "updated_at"]
+    assert attributes["properties"]["title"] == {"type": "string"}
+    assert attributes["properties"]["user_id"] == {"type": ["string", "null"], "readOnly": True}
+    relationships = schema_of(document, "posts.Relationships")["properties"]
+    assert relationships["user"]["items"] == {"$ref": "#/components/schemas/users.Related"}
+    assert relationships["comments"]["items"] == {"$ref": "#/components/schemas/comments.Related"}
+    assert "meta" not in schema_of(document, "users.Related")["properties"]  # related items carry no flags
+    page = schema_of(document, "posts.Page")
+    assert page["required"] == ["meta", "links", "data"]
+    assert schema_of(document, "PaginationMeta")["required"] == [
+        "current_page", "from", "last_page", "path", "per_page", "to", "total"]
+    assert schema_of(document, "PaginationLinks")["properties"]["next"] == {"type": ["string", "null"]}
+    token = schema_of(document, "TokenMeta")
+    assert "token" in token["required"]
+
+
+def test_every_error_shape_is_a_json_response(document):
+    responses = document["components"]["responses"]
+    expected = {"BadRequest": 400, "Unauthenticated": 401, "Forbidden": 403, "NotFound": 404,
+                "MethodNotAllowed": 405, "PayloadTooLarge": 413, "UriTooLong": 414, "ValidationFailed": 422,
+                "TooManyRequests": 429, "ServiceUnavailable": 503}
+    assert set(responses) == set(expected)
+    assert responses["ValidationFailed"]["content"]["application/json"]["example"] == {
+        "message": "The given data was invalid.", "errors": {"title": ["The title field is required."]}}
+    assert responses["Unauthenticated"]["content"]["application/json"]["example"] == {"message": "Unauthenticated."}
+    assert responses["Forbidden"]["content"]["application/json"]["example"] == {
+        "message": "This action is unauthorized."}
+    assert responses["NotFound"]["content"]["application/json"]["example"] == {"message": "Not found."}
+    assert "Retry-After" in responses["TooManyRequests"]["headers"]
+    store = document["paths"][f"{PREFIX}/posts"]["post"]["responses"]
+    assert list(store) == ["201", "400", "401", "403", "413", "414", "422", "503"]
+    assert store["422"] == {"$ref": "#/components/responses/ValidationFailed"}
+    assert "Location" in store["201"]["headers"]
+    assert set(store["201"]["links"]) == {"ShowPosts", "UpdatePosts", "PatchPosts", "UploadPosts", "DeletePosts"}
+    login = document["paths"]["/api/login"]["post"]["responses"]
+    assert list(login) == ["200", "400", "401", "413", "414", "422", "429", "503"]
+    delete = document["paths"][f"{PREFIX}/posts/{{id}}"]["delete"]["responses"]
+    assert list(delete) == ["204", "400", "401", "403", "404", "414", "503"]
+    assert "content" not in delete["204"]
+    bodies = document["components"]["schemas"]
+    validator = Draft202012Validator({"$ref": "#/components/schemas/ValidationError", "components": {
+        "schemas": bodies}})
+    assert validator.is_valid({"message": "The given data was invalid.", "errors": {"email": ["x"]}})
+    assert not validator.is_valid({"message": "The given data was invalid."})
+
+
+def test_bearer_security(document):
+    assert document["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
+    assert document["paths"][f"{PREFIX}/posts"]["get"]["security"] == [{}, {"bearerAuth": []}]
+    assert document["paths"][f"{PREFIX}/profile"]["get"]["security"] == [{"bearerAuth": []}]
+    assert document["paths"]["/api/logout"]["post"]["security"] == [{"bearerAuth": []}]
+
+
+def test_token_guard_in_config_makes_repository_routes_require_a_token():
+    settings = Settings({"routes": {"middleware": ["auth:token"]}}, app_dir=ROOT)
+    document = build_document(load_app(ROOT), settings)
+    assert document["paths"][f"{PREFIX}/posts"]["get"]["security"] == [{"bearerAuth": []}]
+
+
+def test_settings_shape_prefixes_and_limits():
+    settings = Settings({"server": {"prefix": "/v2/"}, "pagination": {"max_per_page": 50},
+                         "query": {"max_search_length": 40}}, app_dir=ROOT)
+    document = build_document(load_app(ROOT), settings)
+    assert "/v2/posts" in document["paths"] and "/v2/openapi.json" in document["paths"]
+    index = params(document["paths"]["/v2/posts"]["get"])
+    assert index["search"]["schema"]["maxLength"] == 40
+    assert "at most 50" in index["perPage"]["description"]
+    validate(document, cls=OpenAPIV31SpecValidator)
+
+
+# -- rules to keywords, on a registry written here ---------------------------------------------
+
+@pytest.fixture
+def gadgets(monkeypatch):
+    monkeypatch.setattr(model_registry, "_MODELS", dict(model_registry._MODELS))
+
+    class OpenApiGadget(Model):
+        collection = "gadgets"
+
+    class Open(Policy):
+        def allow_restify(self, user):
+            return True
+
+    class GadgetRepository(Repository):
+        model = OpenApiGadget
+
+        def fields(self, request):
+            return [
+                field("size").rules("in:small,large").nullable(),
+                field("grade").numeric().rules("between:1,5"),
+                field("count").numeric().rules("integer").matchable(),
+                field("code").rules("not_in:admin,root", "min:3"),
+                field("released").date().required(),
+                field("site").rules("url").hidden(),
+                field("secret").storing_rules("required").updating_rules("sometimes"),
+                field("ready").boolean().matchable(),
+            ]
+
+    return build_registry([GadgetRepository], {OpenApiGadget: Open})
+
+
+def test_rules_become_json_schema_keywords(gadgets):
+    document = build_document(gadgets, Settings(app_dir=ROOT))
+    validate(document, cls=OpenAPIV31SpecValidator)
+    store = schema_of(document, "gadgets.Store")
+    props = store["properties"]
+    assert props["size"]["type"] == ["string", "null"] and props["size"]["enum"] == ["small", "large", None]
+    assert props["grade"] | {"description": ""} == {"type": "number", "minimum": 1, "maximum": 5, "description": ""}
+    assert props["count"]["type"] == "integer" and props["count"]["maximum"] == INT64
+    assert props["code"]["not"] == {"enum": ["admin", "root"]} and props["code"]["minLength"] == 3
+    assert props["code"]["maxLength"] == 65535
+    assert props["released"]["format"] == "date" and props["released"]["minLength"] == 1
+    assert "maxLength" not in props["released"]  # a date is not free text
+    assert props["site"]["format"] == "uri"
+    assert store["required"] == ["released", "secret"]
+    assert schema_of(document, "gadgets.Update")["required"] == ["released"]
+    assert "site" not in schema_of(document, "gadgets.Attributes")["properties"]  # hidden
+    index = params(document["paths"][f"{PREFIX}/gadgets"]["get"])
+    assert index["count"]["schema"] == {"type": "number"} and index["ready"]["schema"] == {"type": "boolean"}
+    assert "search" not in index  # nothing is searchable
+
+
+def test_document_follows_a_swapped_registry(gadgets):
+    from service.openapi import document_json
+    settings = Settings(app_dir=ROOT)
+    first = json.loads(document_json(load_app(ROOT), settings))
+    second = json.loads(document_json(gadgets, settings))
+    assert f"{PREFIX}/posts" in first["paths"] and f"{PREFIX}/gadgets" not in first["paths"]
+    assert f"{PREFIX}/gadgets" in second["paths"] and f"{PREFIX}/posts" not in second["paths"]
+
+
+# -- served and printed -----------------------------------------------------------------------------
+
+async def test_served_document_is_the_built_one(api, restify):
+    response = await api.get(f"{PREFIX}/openapi.json")
+    assert response.status == 200
+    assert response.headers["Content-Type"].startswith("application/json")
+    assert response.json == build_document(restify.registry, restify.settings)
+
+
+async def test_served_document_follows_a_live_reload(api, restify, gadgets):
+    before = (await api.get(f"{PREFIX}/openapi.json")).json
+    restify.swap_registry(gadgets)
+    after = (await api.get(f"{PREFIX}/openapi.json")).json
+    assert f"{PREFIX}/posts" in before["paths"] and f"{PREFIX}/gadgets" not in before["paths"]
+    assert f"{PREFIX}/gadgets" in after["paths"] and f"{PREFIX}/posts" not in after["paths"]
+
+
+def test_cli_prints_the_same_document_without_a_database():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RESTIFY_")}
+    env["MONGODB_URI"] = "mongodb://127.0.0.1:9/unreachable"  # any attempt to connect would fail or hang
+    result = subprocess.run([sys.executable, "-m", "service.cli", "--app-dir", str(ROOT), "openapi"],
+                            capture_output=True, text=True, timeout=60, env=env, cwd="/", check=False)
+    assert result.returncode == 0, result.stderr
+    printed = json.loads(result.stdout)
+    settings = load_settings(ROOT, environ=env)
+    assert printed == build_document(load_app(ROOT), settings)
+    validate(printed, cls=OpenAPIV31SpecValidator)

@@ -1,0 +1,58 @@
+"""Helpers for tests that run the service as a real process and talk to it over HTTP."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from storage.embedded import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+FAST = {"RESTIFY_AUTH_ARGON2_TIME_COST": "1", "RESTIFY_AUTH_ARGON2_MEMORY_KIB": "1024"}
+
+
+def restify(*args: str, env: dict[str, str] | None = None, app_dir: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "service.cli", "--app-dir", str(app_dir), *args],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT, env={**os.environ, **(env or {})})
+
+
+def request(port: int, method: str, path: str, body: dict | None = None, token: str | None = None,
+            headers: dict[str, str] | None = None) -> tuple[int, dict]:
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {}),
+               **(headers or {})}
+    data = json.dumps(body).encode() if body is not None else None
+    try:
+        with urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}{path}", data, headers,
+                                                           method=method), timeout=10) as response:
+            raw = response.read()
+            return response.status, json.loads(raw) if raw else {}
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+class Server:
+    def __init__(self, app_dir: Path, env: dict[str, str], *extra: str, log_dir: Path | None = None) -> None:
+        self.port = free_port()
+        self.log = ((log_dir or app_dir) / f"serve-{self.port}.log").open("w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "service.cli", "serve", "--port", str(self.port), "--app-dir", str(app_dir), *extra],
+            stdout=self.log, stderr=subprocess.STDOUT, cwd=ROOT, env={**os.environ, **env})
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, Path(self.log.name).read_text()
+            try:
+                if request(self.port, "GET", "/api/restify/tags")[0] == 200:
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise AssertionError("server did not start: " + Path(self.log.name).read_text())
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(timeout=30)
+        self.log.close()
+        return code
