@@ -162,3 +162,15 @@ def app_copy(tmp_path):
     """A copy of the demo application to edit or break."""
     shutil.copytree(ROOT / "repositories", tmp_path / "repositories", ignore=shutil.ignore_patterns("__pycache__"))
     return tmp_path
+
+
+@pytest.fixture
+def ann(api, io_loop):
+    """A registered user: {"id", "token", "email"}."""
+    return io_loop.run_sync(lambda: api.register("Ann"))
+
+
+@pytest.fixture
+def bob(api, io_loop):
+    """Another registered user."""
+    return io_loop.run_sync(lambda: api.register("Bob"))

@@ -11,92 +11,11 @@ from service.config import Settings
 from service.core.fields import Field
 from service.core.query import RESERVED
 from service.core.registry import Resource
-from service.core.rules import MAX_TEXT, Rule, to_number
+from service.core.schemas import confirmation_schema, input_schema, is_required, parsed_rules
 from service.core.validation import writable
 
 Schema = dict[str, Any]
 _NAME = re.compile(r"^\w+$")
-_FORMATS = {"email": "email", "url": "uri"}
-_PATTERN_NOTES = {
-    "alpha": "letters only",
-    "alpha_num": "letters and digits only",
-    "alpha_dash": "letters, digits, dashes and underscores only",
-}
-
-
-def _json_type(field: Field, names: set[str]) -> str:
-    # The same order as the validator's type check (service.core.rules.FieldRules._type_check).
-    if field.kind == "boolean" or "boolean" in names:
-        return "boolean"
-    if "integer" in names:
-        return "integer"
-    if field.kind == "numeric" or "numeric" in names:
-        return "number"
-    return "string"
-
-
-def _enum_value(value: str, json_type: str) -> Any:
-    number = to_number(value) if json_type in ("number", "integer") else None
-    return number if number is not None else value
-
-
-def attribute_schema(field: Field, action: str) -> Schema:
-    """One writable attribute under the rules of `action` ("store" or "update")."""
-    rules = [Rule.parse(text) for text in field.rules_for("store" if action == "store" else "update")]
-    names = {rule.name for rule in rules}
-    json_type = _json_type(field, names)
-    schema: Schema = {"type": json_type}
-    notes: list[str] = []
-    has_max = False
-    for rule in rules:
-        if rule.name in ("max", "min", "between") and json_type in ("string", "number", "integer"):
-            has_max = has_max or rule.name in ("max", "between")
-            _size(schema, rule, json_type)
-        elif rule.name in ("in", "not_in") and json_type != "boolean":
-            values = [_enum_value(v, json_type) for v in rule.params]
-            schema.update({"enum": values} if rule.name == "in" else {"not": {"enum": values}})
-        elif rule.name in _FORMATS:
-            schema["format"] = _FORMATS[rule.name]
-        elif rule.name in _PATTERN_NOTES:
-            notes.append(_PATTERN_NOTES[rule.name])
-        elif rule.name == "unique":
-            notes.append("must be unique")
-        elif rule.name == "exists":
-            column = rule.params[1] if len(rule.params) > 1 and rule.params[1] else "id"
-            notes.append(f"the {column} of an existing {rule.params[0]} record")
-        elif rule.name == "confirmed":
-            notes.append(f"send the same value as {field.name}_confirmation")
-    if field.is_text and json_type == "string" and not has_max:
-        schema["maxLength"] = MAX_TEXT  # the validator's implicit ceiling for text
-    if field.kind == "date" or "date" in names:
-        notes.append("an ISO 8601 date or date-time")
-    if field.kind == "password":
-        notes.append("write-only, never returned")
-    if "required" in names and json_type == "string":
-        schema["minLength"] = max(1, schema.get("minLength", 1))  # blank counts as missing
-    if field.is_nullable or "nullable" in names:
-        schema["type"] = [json_type, "null"]
-    if field.has_default and action == "store":
-        schema["default"] = field.default_value
-    label = field.name.replace("_", " ").capitalize()
-    schema["description"] = label + (f": {'; '.join(notes)}." if notes else ".")
-    return schema
-
-
-def _size(schema: Schema, rule: Rule, json_type: str) -> None:
-    bounds = [to_number(p) for p in rule.params]
-    low = bounds[0] if rule.name in ("min", "between") else None
-    high = bounds[-1] if rule.name in ("max", "between") else None
-    if json_type == "string":
-        if low is not None:
-            schema["minLength"] = int(low)
-        if high is not None:
-            schema["maxLength"] = int(high)
-    else:
-        if low is not None:
-            schema["minimum"] = low
-        if high is not None:
-            schema["maximum"] = high
 
 
 def _object(properties: dict[str, Schema], required: list[str]) -> Schema:
@@ -180,16 +99,15 @@ def write_schema(fields: list[Field], action: str) -> Schema:
     """Store: every writable attribute, required ones listed. Update: the id, then any attributes."""
     properties: dict[str, Schema] = {"id": _id("The id of the record to change.")} if action == "update" else {}
     required: list[str] = ["id"] if action == "update" else []
+    mode = "store" if action == "store" else "patch"  # the update tool changes only what it is sent
     for field in writable(fields):
-        schema = attribute_schema(field, action)
-        properties[field.name] = schema
-        rules = {Rule.parse(text).name for text in field.rules_for(action)}
-        if action == "store" and "required" in rules:
+        properties[field.name] = input_schema(field, mode)
+        needed = is_required(field, mode)
+        if needed:
             required.append(field.name)
-        if "confirmed" in rules:
-            properties[f"{field.name}_confirmation"] = {
-                "type": schema["type"], "description": f"The {field.name.replace('_', ' ')} again, to confirm it."}
-            if action == "store" and "required" in rules:
+        if any(rule.name == "confirmed" for rule in parsed_rules(field, mode)):
+            properties[f"{field.name}_confirmation"] = confirmation_schema(field, mode)
+            if needed:
                 required.append(f"{field.name}_confirmation")
     return _object(properties, required)
 

@@ -1,7 +1,6 @@
 """The OpenAPI 3.1 document of the REST API, built from the same repository declarations
 that REST, GraphQL and MCP serve (`GET /api/restify/openapi.json`, `restify openapi`).
 
-    attributes.py   one field's JSON Schema: request (per action, JSON or form) and response
     resources.py    one repository's component schemas: resource object, envelope, bodies
     parameters.py   index / show / profile query parameters and the id path parameter
     components.py   error bodies and responses, pagination parts, the bearer scheme

@@ -10,7 +10,7 @@ from service.core.fields import Field
 from service.core.registry import Resource
 from service.core.serializer import TIMESTAMPS, visible
 from service.core.validation import writable
-from service.openapi import attributes
+from service.core import schemas as attributes
 from service.openapi.components import schema_ref
 
 Schema = dict[str, Any]

@@ -18,16 +18,6 @@ def base(http_server_client):
     return http_server_client.get_url("")
 
 
-@pytest.fixture
-def ann(api, io_loop):
-    return io_loop.run_sync(lambda: api.register("Ann"))
-
-
-@pytest.fixture
-def bob(api, io_loop):
-    return io_loop.run_sync(lambda: api.register("Bob"))
-
-
 def flags(show: bool, store: bool, update: bool, delete: bool) -> dict:
     return {"authorizedToShow": show, "authorizedToStore": store,
             "authorizedToUpdate": update, "authorizedToDelete": delete}

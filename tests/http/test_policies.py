@@ -15,16 +15,6 @@ FORBIDDEN = {"message": "This action is unauthorized."}
 
 # -- helpers ------------------------------------------------------------------------------
 @pytest.fixture
-def ann(api, io_loop):
-    return io_loop.run_sync(lambda: api.register("Ann"))
-
-
-@pytest.fixture
-def bob(api, io_loop):
-    return io_loop.run_sync(lambda: api.register("Bob"))
-
-
-@pytest.fixture
 def content(api, ann, io_loop):
     """A post by Ann with a comment by Ann, and a tag."""
     async def make():

@@ -67,13 +67,3 @@ def ok(result: CallToolResult) -> Any:
 def error(result: CallToolResult) -> Any:
     assert result.is_error, result.content
     return body(result)
-
-
-@pytest.fixture
-def ann(api, io_loop):
-    return io_loop.run_sync(lambda: api.register("Ann"))
-
-
-@pytest.fixture
-def bob(api, io_loop):
-    return io_loop.run_sync(lambda: api.register("Bob"))

@@ -69,7 +69,7 @@ async def test_store_tool_schema_has_types_required_defaults_and_max_lengths(con
         "properties": {
             "title": {"type": "string", "minLength": 1, "maxLength": 255, "description": "Title."},
             "body": {"type": ["string", "null"], "maxLength": 65535, "description": "Body."},
-            "views": {"type": "integer", "minimum": 0, "default": 0, "description": "Views."},
+            "views": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1, "default": 0, "description": "Views."},
             "published": {"type": "boolean", "default": False, "description": "Published."},
         },
         "required": ["title"],
@@ -189,13 +189,15 @@ class TestEveryRule:
                 "score": {"type": "number", "minimum": 0.5, "description": "Score."},
                 "code": {"type": "string", "not": {"enum": ["admin", "root"]}, "minLength": 3, "maxLength": 65535,
                          "description": "Code: letters, digits, dashes and underscores only."},
-                "born": {"type": "string", "description": "Born: an ISO 8601 date or date-time."},
+                "born": {"type": "string", "format": "date",
+                         "description": "Born: an ISO 8601 date (a date-time is accepted too)."},
                 "active": {"type": "boolean", "description": "Active."},
                 "note": {"type": "string", "maxLength": 65535, "description": "Note."},
-                "secret": {"type": "string", "minLength": 8, "maxLength": 65535,
-                           "description": "Secret: send the same value as secret_confirmation; "
+                "secret": {"type": "string", "minLength": 8, "maxLength": 65535, "writeOnly": True,
+                           "description": "Secret: send the same value again as secret_confirmation; "
                                           "write-only, never returned."},
-                "secret_confirmation": {"type": "string", "description": "The secret again, to confirm it."},
+                "secret_confirmation": {"type": "string", "writeOnly": True,
+                                        "description": "The secret again, to confirm it."},
             },
             "required": ["email", "secret", "secret_confirmation"],
         }

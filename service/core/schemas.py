@@ -1,6 +1,7 @@
 """JSON Schemas of single fields: as a request sends them and as a response shows them.
 
-Read off the same declarations and rule strings the validator compiles
+Shared by the OpenAPI document and the MCP tool schemas. Read off the same
+declarations and rule strings the validator compiles
 (`service.core.rules.FieldRules`), in the same order, so the document says what
 the operations accept. The document gives the canonical form; the validator is
 more lenient where HTML forms need it (numbers and booleans sent as text, an
