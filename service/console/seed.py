@@ -1,9 +1,9 @@
 """`restify seed`: fills the demo application with records to try it out."""
 import random
-import time
 
 from service.core.app import Restify
 from service.core.operations import now
+from storage import Filter
 
 WORDS = ("tornado motor mongo restify python graphql agent policy field relation page index search "
          "token schema worker model query batch cursor index profile image tag comment post user").split()
@@ -11,6 +11,12 @@ WORDS = ("tornado motor mongo restify python graphql agent policy field relation
 
 def _sentence(rng: random.Random, words: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize()
+
+
+async def _tag(db, name: str, stamp: dict) -> str:
+    """The id of the tag called `name`, made if missing (tag names are unique)."""
+    found = await db.collection("tags").find_one(Filter(equals={"name": name}))
+    return found["id"] if found else (await db.collection("tags").insert({"name": name, **stamp}))["id"]
 
 
 async def seed(app: Restify, users: int = 20, posts: int = 200, comments: int = 600, tags: int = 10,
@@ -22,12 +28,11 @@ async def seed(app: Restify, users: int = 20, posts: int = 200, comments: int = 
     password = await app.passwords.hash("password")
     await app.ready()
     db = app.db
-    suffix = f"{int(time.time())}{rng.randrange(10**6)}"
-    tag_ids = [(await db.collection("tags").insert({"name": f"{w}-{suffix}-{i}", **stamp}))["id"]
-               for i, w in enumerate(rng.sample(WORDS, min(tags, len(WORDS))))]
+    tag_ids = [await _tag(db, word, stamp) for word in rng.sample(WORDS, min(tags, len(WORDS)))]
+    first = await db.collection("users").count(Filter())  # seeding again adds users, never clashes
     user_ids = [(await db.collection("users").insert({
-        "name": f"User {i}", "email": f"user{i}.{suffix}@example.com", "password": password,
-        "bio": _sentence(rng, 8), "avatar": None, **stamp}))["id"] for i in range(users)]
+        "name": f"User {n}", "email": f"user{n}@example.com", "password": password,
+        "bio": _sentence(rng, 8), "avatar": None, **stamp}))["id"] for n in range(first + 1, first + users + 1)]
     post_ids = []
     for i in range(posts):
         post = await db.collection("posts").insert({
