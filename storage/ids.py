@@ -25,6 +25,5 @@ def to_plain(document: dict | None) -> dict | None:
     """A stored document with `_id` turned into the string `id`."""
     if document is None:
         return None
-    plain = {key: value for key, value in document.items() if key != "_id"}
-    plain["id"] = str(document["_id"])
-    return plain
+    document["id"] = str(document.pop("_id"))  # in place: the driver's dict is ours, no copy needed
+    return document

@@ -84,8 +84,8 @@ def _cap_per_owner(rows: list[dict[str, Any]], key: str, limit: int | None) -> l
 
 
 def _visible_to(app: "Restify", target: Resource, context: Context, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    policies = app.registry.policies
-    return [row for row in rows if policies.allows(target.model, "show", context.user, target.model(row))]
+    gate = app.registry.policies.gate(target.model, context.user)
+    return [row for row in rows if gate.allows("show", target.model(row))]
 
 
 def _group(relation: ResourceRelation, owners: list[dict[str, Any]],

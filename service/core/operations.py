@@ -80,15 +80,16 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     documents = await collection.find(where, sort=query.sort, skip=skip, limit=query.per_page) \
         if fits and visible_rows else []
     total = await collection.count(where) if visible_rows else 0
-    policies = app.registry.policies
-    documents = [d for d in documents if policies.allows(resource.model, "show", context.user, resource.model(d))]
+    gate = app.registry.policies.gate(resource.model, context.user)
+    rows = [(d, record) for d, record in ((d, resource.model(d)) for d in documents) if gate.allows("show", record)]
+    documents = [d for d, _ in rows]
     tree = loading.with_eager(resource, query.related)
     related = await loading.load(app, resource, context, documents, tree) if tree else {}
     shown = visible(fields)
     data = [
         resource_object(resource.name, shown, d, related.get(d["id"]) if tree else None,
-                        policies.flags(resource.model, context.user, resource.model(d)))
-        for d in documents
+                        gate.flags(record, shown=True))
+        for d, record in rows
     ]
     return _envelope(context, query, skip, len(data), total, data)
 

@@ -57,17 +57,12 @@ class PolicyMap:
             return _DenyAll()
         return policy
 
+    def gate(self, model_class: type[Model], user: Model | None) -> "Gate":
+        return Gate(self.for_model(model_class), user)
+
     def allows(self, model_class: type[Model], action: str, user: Model | None, record: Model | None = None) -> bool:
         """`allow_restify` and then the action's own method; any exception in a policy denies."""
-        policy = self.for_model(model_class)
-        try:
-            if not policy.allow_restify(user):
-                return False
-            method: Any = getattr(policy, action)
-            return bool(method(user) if action == "store" else method(user, record))
-        except Exception:  # a broken policy must fail closed, and loudly
-            log.exception("policy %s.%s raised; denying", type(policy).__name__, action)
-            return False
+        return self.gate(model_class, user).allows(action, record)
 
     def scope(self, model_class: type[Model], user: Model | None) -> bool | dict[str, Any]:
         policy = self.for_model(model_class)
@@ -79,9 +74,41 @@ class PolicyMap:
         return scope if isinstance(scope, dict) else bool(scope)
 
     def flags(self, model_class: type[Model], user: Model | None, record: Model) -> dict[str, bool]:
+        return self.gate(model_class, user).flags(record)
+
+
+class Gate:
+    """One user's rights on one model, for one request: `allow_restify` and `store` do not
+    depend on the record, so they are asked once however many rows a page has."""
+
+    def __init__(self, policy: Policy, user: Model | None) -> None:
+        self.policy = policy
+        self.user = user
+        self.entered = self._ask("allow_restify", lambda: policy.allow_restify(user))
+        self._store: bool | None = None
+
+    def _ask(self, action: str, question: Any) -> bool:
+        try:
+            return bool(question())
+        except Exception:  # a broken policy must fail closed, and loudly
+            log.exception("policy %s.%s raised; denying", type(self.policy).__name__, action)
+            return False
+
+    def allows(self, action: str, record: Model | None = None) -> bool:
+        if not self.entered:
+            return False
+        if action == "store":
+            if self._store is None:
+                self._store = self._ask("store", lambda: self.policy.store(self.user))
+            return self._store
+        method: Any = getattr(self.policy, action)
+        return self._ask(action, lambda: method(self.user, record))
+
+    def flags(self, record: Model, shown: bool | None = None) -> dict[str, bool]:
+        """The four authorization flags; `shown` when the caller already asked `show`."""
         return {
-            "authorizedToShow": self.allows(model_class, "show", user, record),
-            "authorizedToStore": self.allows(model_class, "store", user),
-            "authorizedToUpdate": self.allows(model_class, "update", user, record),
-            "authorizedToDelete": self.allows(model_class, "delete", user, record),
+            "authorizedToShow": self.allows("show", record) if shown is None else shown,
+            "authorizedToStore": self.allows("store"),
+            "authorizedToUpdate": self.allows("update", record),
+            "authorizedToDelete": self.allows("delete", record),
         }

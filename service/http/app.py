@@ -1,7 +1,9 @@
 """The Tornado application: routes for auth and repositories, JSON 404 for the rest."""
+import logging
 import re
 
-from tornado.web import Application
+from tornado.log import access_log
+from tornado.web import Application, RequestHandler
 
 from service.core.app import Restify
 from service.http.base import NotFoundHandler
@@ -38,5 +40,14 @@ def make_app(app: Restify, graphql: GraphQLService | None = None, **settings: ob
         rest_routes(app) + graphql_routes(app, graphql) + mcp_routes(app),
         default_handler_class=NotFoundHandler,
         default_handler_args={"app": app},
-        **settings,
+        **{"log_function": log_request, **settings},
     )
+
+
+def log_request(handler: RequestHandler) -> None:
+    """Successes at DEBUG (a line per request costs as much as a small query), problems louder."""
+    status = handler.get_status()
+    level = logging.DEBUG if status < 400 else logging.WARNING if status < 500 else logging.ERROR
+    if access_log.isEnabledFor(level):
+        access_log.log(level, "%d %s %.2fms", status, handler._request_summary(),
+                       1000.0 * handler.request.request_time())

@@ -1,0 +1,192 @@
+"""The baseline: a minimal bare Tornado + Motor app doing the same database work as the
+service for the benchmarked routes, and nothing else (no framework, no access log).
+
+It sends the very query shapes `storage/` sends, so the ratio service ÷ bare measures
+the framework, not a different use of the database:
+  index        find {} sort _id limit 15, count (estimated_document_count for an empty
+               filter, as storage does; aggregate [$match, $count] otherwise)
+  related      + users {_id: {$in}} + comments {post_id: {$in}} sort _id
+  show         find {_id} limit 1 + comments {post_id: {$in: [id]}} sort _id limit 15
+               + tags {_id: {$in}}
+  store        insert_one
+  bearer token find token by _id, compare SHA-256, find user by _id (what the service does)
+
+    python -m bench.bare --uri mongodb://127.0.0.1:27017 --db bench --port 8001 --processes 2
+"""
+import argparse
+import asyncio
+import hashlib
+import hmac
+import json
+import os
+import signal
+from datetime import datetime, timezone
+from typing import Any
+
+from bson import ObjectId
+from motor.motor_asyncio import AsyncIOMotorClient
+from tornado.httpserver import HTTPServer
+from tornado.netutil import bind_sockets
+from tornado.web import Application, HTTPError, RequestHandler
+
+PER_PAGE = 15
+RELATABLE_PER_PAGE = 15
+
+
+def _iso(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return value
+
+
+def _resource(kind: str, document: dict[str, Any], hidden: tuple[str, ...] = ()) -> dict[str, Any]:
+    attributes = {k: _iso(v) for k, v in document.items() if k != "_id" and k not in hidden}
+    return {"id": str(document["_id"]), "type": kind, "attributes": attributes}
+
+
+def _oid(value: Any) -> ObjectId | None:
+    return ObjectId(value) if isinstance(value, str) and ObjectId.is_valid(value) else None
+
+
+class Base(RequestHandler):
+    def initialize(self, db: Any) -> None:
+        self.db = db
+
+    async def user(self) -> dict[str, Any] | None:
+        header = self.request.headers.get("Authorization", "")
+        if not header:
+            return None
+        token_id, _, secret = header.partition(" ")[2].strip().partition("|")
+        oid = _oid(token_id)
+        tokens = await self.db.personal_access_tokens.find({"_id": oid}).limit(1).to_list(None) if oid else []
+        digest = hashlib.sha256(secret.encode()).hexdigest()
+        if not tokens or not hmac.compare_digest(tokens[0].get("token_hash", ""), digest):
+            raise HTTPError(401)
+        users = await self.db.users.find({"_id": _oid(tokens[0]["user_id"])}).limit(1).to_list(None)
+        if not users:
+            raise HTTPError(401)
+        return users[0]
+
+    def send(self, body: Any, status: int = 200) -> None:
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json; charset=UTF-8")
+        self.finish(json.dumps(body, separators=(",", ":")))
+
+
+class Posts(Base):
+    async def get(self) -> None:
+        await self.user()
+        per_page = int(self.get_argument("perPage", str(PER_PAGE)))
+        page = int(self.get_argument("page", "1"))
+        related = {r for r in self.get_argument("related", "").split(",") if r}
+        posts = await self.db.posts.find({}).sort([("_id", 1)]).skip((page - 1) * per_page) \
+            .limit(per_page).to_list(None)
+        total = await self.db.posts.estimated_document_count()
+        data = [_resource("posts", p) for p in posts]
+        if "user" in related:
+            ids = [o for o in dict.fromkeys(_oid(p.get("user_id")) for p in posts) if o]
+            users = {str(u["_id"]): u for u in await self.db.users.find({"_id": {"$in": ids}}).to_list(None)}
+            for item, post in zip(data, posts):
+                user = users.get(post.get("user_id"))
+                item.setdefault("relationships", {})["user"] = \
+                    [_resource("users", user, ("password",))] if user else []
+        if "comments" in related:
+            ids = [str(p["_id"]) for p in posts]
+            by_post: dict[str, list[dict]] = {i: [] for i in ids}
+            async for comment in self.db.comments.find({"post_id": {"$in": ids}}).sort([("_id", 1)]):
+                by_post.get(comment.get("post_id"), []).append(_resource("comments", comment))
+            for item in data:
+                item.setdefault("relationships", {})["comments"] = by_post[item["id"]]
+        path = f"{self.request.protocol}://{self.request.host}{self.request.path}"
+        last = max(1, -(-total // per_page))
+        self.send({"meta": {"current_page": page, "per_page": per_page, "total": total, "last_page": last,
+                            "path": path},
+                   "links": {"first": f"{path}?page=1", "last": f"{path}?page={last}", "path": path},
+                   "data": data})
+
+    async def post(self) -> None:
+        user = await self.user()
+        if user is None:
+            raise HTTPError(401)
+        payload = json.loads(self.request.body)
+        if not isinstance(payload.get("title"), str) or len(payload["title"]) > 255:
+            raise HTTPError(422)
+        now = _iso(datetime.now(timezone.utc))  # stored as an ISO string, like the service's timestamps
+        document = {"title": payload["title"], "body": payload.get("body"), "views": payload.get("views", 0),
+                    "published": bool(payload.get("published", False)), "user_id": str(user["_id"]),
+                    "cover": None, "created_at": now, "updated_at": now}
+        await self.db.posts.insert_one(document)
+        self.set_header("Location", f"{self.request.full_url().split('?')[0]}/{document['_id']}")
+        self.send({"data": _resource("posts", document)}, 201)
+
+
+class Post(Base):
+    async def get(self, id: str) -> None:
+        await self.user()
+        oid = _oid(id)
+        posts = await self.db.posts.find({"_id": oid}).limit(1).to_list(None) if oid else []
+        if not posts:
+            raise HTTPError(404)
+        post = posts[0]
+        related = {r for r in self.get_argument("related", "").split(",") if r}
+        item = _resource("posts", post)
+        if "comments" in related:
+            comments = await self.db.comments.find({"post_id": {"$in": [id]}}).sort([("_id", 1)]) \
+                .limit(RELATABLE_PER_PAGE).to_list(None)
+            item.setdefault("relationships", {})["comments"] = [_resource("comments", c) for c in comments]
+        if "tags" in related:
+            ids = [o for o in (_oid(t) for t in (post.get("tag_ids") or [])[:RELATABLE_PER_PAGE]) if o]
+            tags = await self.db.tags.find({"_id": {"$in": ids}}).to_list(None) if ids else []
+            item.setdefault("relationships", {})["tags"] = [_resource("tags", t) for t in tags]
+        self.send({"data": item})
+
+
+async def _serve(uri: str, db_name: str, port: int, host: str) -> None:
+    # The client is built here, after any fork: a Motor client never crosses a fork.
+    client = AsyncIOMotorClient(uri, tz_aware=True)
+    state = {"db": client[db_name]}
+    app = Application([(r"/api/restify/posts", Posts, state), (r"/api/restify/posts/([^/]+)", Post, state)])
+    server = HTTPServer(app)
+    server.add_sockets(bind_sockets(port, address=host, reuse_port=True))
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    print(f"bare serving http://{host}:{port} (pid {os.getpid()})", flush=True)  # one line per process
+    await stop.wait()
+    server.stop()
+    client.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--uri", required=True)
+    parser.add_argument("--db", default="restify")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--processes", type=int, default=1)
+    args = parser.parse_args(argv)
+    children: list[int] = []
+    for _ in range(args.processes - 1):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                asyncio.run(_serve(args.uri, args.db, args.port, args.host))
+            finally:
+                os._exit(0)
+        children.append(pid)
+    # The parent serves too; on exit it stops and reaps its children.
+    try:
+        asyncio.run(_serve(args.uri, args.db, args.port, args.host))
+    finally:
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for pid in children:
+            os.waitpid(pid, 0)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,43 @@
+"""Before measuring: both servers must answer each case alike (same records, same related
+counts), or the ratio would compare different work."""
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+Case = tuple[str, str, str, bytes, dict[str, str]]
+
+
+def _fetch(host: str, port: int, method: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:
+    request = urllib.request.Request(f"http://{host}:{port}{path}", data=body or None, method=method,
+                                     headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, None
+
+
+def _shape(body: Any) -> Any:
+    """Record ids and, per record, how many related items each relation holds."""
+    data = body["data"]
+    items = data if isinstance(data, list) else [data]
+    return [(item["id"], {name: len(related) for name, related in sorted(item.get("relationships", {}).items())})
+            for item in items]
+
+
+def check_parity(host: str, service_port: int, bare_port: int, cases: list[Case]) -> None:
+    for name, method, path, body, headers in cases:
+        service_status, service_body = _fetch(host, service_port, method, path, body, headers)
+        bare_status, bare_body = _fetch(host, bare_port, method, path, body, headers)
+        if service_status != bare_status or service_status not in (200, 201):
+            raise RuntimeError(f"{name}: service answered {service_status}, bare {bare_status}")
+        if method == "GET" and _shape(service_body) != _shape(bare_body):
+            raise RuntimeError(f"{name}: service and bare return different records:\n"
+                               f"  service {_shape(service_body)}\n  bare    {_shape(bare_body)}")
+        if method == "GET":
+            shape = _shape(service_body)
+            related = {k: sum(r[k] for _, r in shape) for k in (shape[0][1] if shape else {})}
+            print(f"  parity ok: {name}: {len(shape)} record(s), related {related or '-'}", flush=True)
+        else:
+            print(f"  parity ok: {name}: {service_status}", flush=True)

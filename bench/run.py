@@ -1,0 +1,176 @@
+"""The benchmark: the service against a bare Tornado + Motor app doing the same database work.
+
+    python -m bench.run [--connections 16,64] [--duration 5] [--rounds 2] [--processes 1]
+                        [--client auto|wrk|python] [--only NAME]
+
+Starts an embedded nx-27017 in a temp dir, seeds 100 users / 1,000 posts / 5,000 comments,
+starts `restify serve --processes N` and `bench/bare.py` with N processes, checks both
+answer alike, then loads each with keep-alive clients and prints req/s, p50, p99, the ratio
+service ÷ bare, and the CPU seconds the servers and the database used in each run.
+Every process it starts is stopped at the end, on error and on Ctrl-C too.
+"""
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from pathlib import Path
+
+from bench.load import LoadResult, Target, run_load, wrk_available
+from bench.parity import check_parity
+from bench.procs import Managed, command_line, descendants, machine_busy_seconds, total_cpu
+from bench.report import Measurement, combine, print_cpu, print_throughput
+from storage import EmbeddedServer
+from storage.embedded import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+DB_NAME = "bench"
+HOST = "127.0.0.1"
+STORE_BODY = json.dumps({"title": "Benchmark post", "body": "Written by bench.run.", "views": 1,
+                         "published": True}).encode()
+
+
+def _cases(post_id: str, token: str) -> list[tuple[str, str, str, bytes, dict[str, str]]]:
+    """(name, method, path, body, headers). A bearer token where the service needs a user to do the
+    same work as bare: users are visible to logged-in users only, and storing needs an author."""
+    bearer = {"Authorization": f"Bearer {token}"}
+    return [
+        ("index", "GET", "/api/restify/posts?perPage=15", b"", {}),
+        ("index related=user,comments", "GET", "/api/restify/posts?perPage=15&related=user,comments", b"", bearer),
+        ("show related=comments,tags", "GET", f"/api/restify/posts/{post_id}?related=comments,tags", b"", bearer),
+        ("store", "POST", "/api/restify/posts", STORE_BODY, {**bearer, "Content-Type": "application/json"}),
+    ]
+
+
+async def _seed(uri: str, env: dict[str, str]) -> tuple[str, str]:
+    """Seeds through the core (the shapes the operations store); returns a post id and a token."""
+    from service.config import load_settings
+    from service.console.runtime import build
+    from service.console.seed import seed
+    from service.core.auth import create_token
+    from storage import Filter
+
+    app = build(load_settings(ROOT, environ=env), uri)  # inside the loop: Motor binds to it
+    try:
+        await seed(app, users=100, posts=1000, comments=5000)
+        user = await app.db.collection("users").find_one(Filter())
+        comment = await app.db.collection("comments").find_one(Filter())
+        return comment["post_id"], await create_token(app, user["id"], name="bench")
+    finally:
+        app.db.close()
+
+
+def _measure(server: Managed, db_pid: int, target: Target, connections: int, args: argparse.Namespace,
+             workdir: Path) -> Measurement:
+    run_load(target, connections, args.warmup, args.client, workdir)  # warm caches and connections
+    server_before, db_before, machine_before = server.cpu(), total_cpu([db_pid]), machine_busy_seconds()
+    result: LoadResult = run_load(target, connections, args.duration, args.client, workdir)
+    server_after, db_after, machine_after = server.cpu(), total_cpu([db_pid]), machine_busy_seconds()
+    server.check_alive()  # a server that died mid-run would pass for a slow one
+    per_process = [server_after[pid] - server_before.get(pid, 0.0) for pid in server_after]
+    db_cpu = db_after - db_before
+    other = (machine_after - machine_before) - sum(per_process) - db_cpu - result.client_cpu_s
+    return Measurement(result, per_process, db_cpu, max(0.0, other))
+
+
+def _embedded_pid(server_uri: str) -> int:
+    port = server_uri.rsplit(":", 1)[1]
+    for pid in descendants(os.getpid()):
+        line = command_line(pid)
+        if "nx_27017" in line and f"--port {port}" in line:
+            return pid
+    raise RuntimeError("cannot find the embedded database process")
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--connections", default="16,64", help="comma list of connection counts (default 16,64)")
+    parser.add_argument("--duration", type=float, default=5.0, help="seconds measured per run (default 5)")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="alternating service/bare runs per case, pooled (default 2)")
+    parser.add_argument("--warmup", type=float, default=1.0, help="seconds of unmeasured load before each run")
+    parser.add_argument("--processes", type=int, default=1, help="processes for the service and for bare")
+    parser.add_argument("--client", choices=("auto", "wrk", "python"), default="auto",
+                        help="load generator: wrk when on PATH (auto), or the built-in asyncio client")
+    parser.add_argument("--only", default="", help="run only cases whose name contains this text")
+    args = parser.parse_args(argv)
+    args.connections = [int(c) for c in args.connections.split(",") if c.strip()]
+    if args.client == "auto":
+        args.client = "wrk" if wrk_available() else "python"
+    if args.client == "wrk" and not wrk_available():
+        parser.error("wrk is not on PATH; use --client python")
+    if args.processes < 1 or args.rounds < 1 or not args.connections or min(args.connections) < 1:
+        parser.error("--processes, --rounds and every --connections value must be at least 1")
+    return args
+
+
+def _raise_interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM takes the same clean-up path as Ctrl-C
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(argv)
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    workdir = Path(tempfile.mkdtemp(prefix="restify-bench-"))
+    started: list[Managed] = []
+    database = None
+    failed = True
+    try:
+        print(f"temp dir {workdir}; client {args.client}; {args.processes} process(es); "
+              f"{args.rounds} x {args.duration:g} s per side and case; "
+              f"load average before start {os.getloadavg()[0]:.2f}", flush=True)
+        database = EmbeddedServer(workdir / "db").start()
+        db_pid = _embedded_pid(database.uri)
+        env = {**os.environ, "MONGODB_URI": database.uri, "RESTIFY_DATABASE_NAME": DB_NAME}
+        print("seeding 100 users, 1,000 posts, 5,000 comments ...", flush=True)
+        post_id, token = asyncio.run(_seed(database.uri, env))
+
+        service_port, bare_port = free_port(), free_port()
+        service = Managed("service", [sys.executable, "-m", "service.cli", "--app-dir", str(ROOT), "serve",
+                                      "--processes", str(args.processes), "--port", str(service_port)],
+                          workdir / "service.log", env, ROOT)
+        started.append(service)
+        bare = Managed("bare", [sys.executable, "-m", "bench.bare", "--uri", database.uri, "--db", DB_NAME,
+                                "--port", str(bare_port), "--processes", str(args.processes)],
+                       workdir / "bare.log", env, ROOT)
+        started.append(bare)
+        service.wait_for("Restify serving")
+        bare.wait_for("bare serving", count=args.processes)
+
+        cases = [c for c in _cases(post_id, token) if args.only in c[0]]
+        check_parity(HOST, service_port, bare_port, cases)
+        rows: list[tuple[str, int, Measurement, Measurement]] = []
+        for name, method, path, body, headers in cases:
+            for connections in args.connections:
+                runs: dict[str, list[Measurement]] = {"service": [], "bare": []}
+                # Alternating rounds, so a slow spell of the shared database hits both sides alike.
+                for _ in range(args.rounds):
+                    for side, server, port in (("service", service, service_port), ("bare", bare, bare_port)):
+                        target = Target(HOST, port, method, path, headers, body)
+                        runs[side].append(_measure(server, db_pid, target, connections, args, workdir))
+                rows.append((name, connections, combine(runs["service"]), combine(runs["bare"])))
+                print(f"  done: {name} x{connections}", flush=True)
+        print_throughput(rows, args)
+        print_cpu(rows, args)
+        failed = False
+        return 0
+    except KeyboardInterrupt:
+        print("interrupted; stopping everything", file=sys.stderr)
+        return 130
+    finally:
+        for managed in reversed(started):
+            managed.stop()
+        if database is not None:
+            database.stop()
+        if failed:
+            print(f"logs kept in {workdir}", file=sys.stderr)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
