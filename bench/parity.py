@@ -5,7 +5,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-Case = tuple[str, str, str, bytes, dict[str, str]]
+# (name, method, path, body, headers, bare request or None): see bench.run._cases.
+Case = tuple[str, str, str, bytes, dict[str, str], tuple[str, str, bytes, dict[str, str]] | None]
 
 
 def _fetch(host: str, port: int, method: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:
@@ -27,8 +28,12 @@ def _shape(body: Any) -> Any:
 
 
 def check_parity(host: str, service_port: int, bare_port: int, cases: list[Case]) -> None:
-    for name, method, path, body, headers in cases:
+    for name, method, path, body, headers, bare_request in cases:
         service_status, service_body = _fetch(host, service_port, method, path, body, headers)
+        if bare_request is not None:  # GraphQL against the REST request doing the same database work
+            bare_status, bare_body = _fetch(host, bare_port, *bare_request)
+            _check_graphql(name, service_status, service_body, bare_body)
+            continue
         bare_status, bare_body = _fetch(host, bare_port, method, path, body, headers)
         if service_status != bare_status or service_status not in (200, 201):
             raise RuntimeError(f"{name}: service answered {service_status}, bare {bare_status}")
@@ -41,3 +46,18 @@ def check_parity(host: str, service_port: int, bare_port: int, cases: list[Case]
             print(f"  parity ok: {name}: {len(shape)} record(s), related {related or '-'}", flush=True)
         else:
             print(f"  parity ok: {name}: {service_status}", flush=True)
+
+
+def _check_graphql(name: str, status: int, body: Any, bare_body: Any) -> None:
+    if status != 200 or not body or body.get("errors"):
+        raise RuntimeError(f"{name}: GraphQL answered {status}: {body}")
+    data = next(iter(body["data"].values()))
+    bare = bare_body["data"]
+    if isinstance(bare, list):
+        if [item["id"] for item in data] != [item["id"] for item in bare]:
+            raise RuntimeError(f"{name}: GraphQL and bare return different records")
+    else:
+        related = {k: len(v) for k, v in bare.get("relationships", {}).items()}
+        if data["id"] != bare["id"] or {k: len(data[k]) for k in related} != related:
+            raise RuntimeError(f"{name}: GraphQL and bare load different related records")
+    print(f"  parity ok: {name}", flush=True)

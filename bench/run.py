@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from bench.load import LoadResult, Target, run_load, wrk_available
-from bench.parity import check_parity
+from bench.parity import Case, check_parity
 from bench.procs import Managed, command_line, descendants, machine_busy_seconds, total_cpu
 from bench.report import Measurement, combine, print_cpu, print_throughput
 from storage import EmbeddedServer
@@ -33,15 +33,31 @@ STORE_BODY = json.dumps({"title": "Benchmark post", "body": "Written by bench.ru
                          "published": True}).encode()
 
 
-def _cases(post_id: str, token: str) -> list[tuple[str, str, str, bytes, dict[str, str]]]:
-    """(name, method, path, body, headers). A bearer token where the service needs a user to do the
-    same work as bare: users are visible to logged-in users only, and storing needs an author."""
+def _graphql(query: str, variables: dict | None = None) -> bytes:
+    return json.dumps({"query": query, "variables": variables or {}}).encode()
+
+
+def _cases(post_id: str, token: str) -> list[Case]:
+    """(name, method, path, body, headers, bare): bare is None when bare gets the same request, or
+    the REST request doing the same database work (the GraphQL cases). A bearer token where the
+    service needs a user to do the same work as bare: users are visible to logged-in users only,
+    and storing needs an author."""
     bearer = {"Authorization": f"Bearer {token}"}
+    index = ("GET", "/api/restify/posts?perPage=15", b"", {})
+    show = ("GET", f"/api/restify/posts/{post_id}?related=comments,tags", b"", bearer)
+    json_type = {"Content-Type": "application/json"}
     return [
-        ("index", "GET", "/api/restify/posts?perPage=15", b"", {}),
-        ("index related=user,comments", "GET", "/api/restify/posts?perPage=15&related=user,comments", b"", bearer),
-        ("show related=comments,tags", "GET", f"/api/restify/posts/{post_id}?related=comments,tags", b"", bearer),
-        ("store", "POST", "/api/restify/posts", STORE_BODY, {**bearer, "Content-Type": "application/json"}),
+        ("index", *index, None),
+        ("index related=user,comments", "GET", "/api/restify/posts?perPage=15&related=user,comments", b"", bearer,
+         None),
+        ("show related=comments,tags", *show, None),
+        ("graphql postList(first: 15)", "POST", "/graphql",
+         _graphql("{ postList(first: 15) { id title body views published user_id created_at updated_at } }"),
+         json_type, index),
+        ("graphql post{comments,tags}", "POST", "/graphql",
+         _graphql("query($id: ID!) { post(id: $id) { id title comments { id body } tags { id name } } }",
+                  {"id": post_id}), {**bearer, **json_type}, show),
+        ("store", "POST", "/api/restify/posts", STORE_BODY, {**bearer, **json_type}, None),
     ]
 
 
@@ -144,13 +160,16 @@ def main(argv: list[str] | None = None) -> int:
         cases = [c for c in _cases(post_id, token) if args.only in c[0]]
         check_parity(HOST, service_port, bare_port, cases)
         rows: list[tuple[str, int, Measurement, Measurement]] = []
-        for name, method, path, body, headers in cases:
+        for name, method, path, body, headers, bare_request in cases:
+            requests = {"service": (method, path, headers, body)}
+            b_method, b_path, b_body, b_headers = bare_request or (method, path, body, headers)
+            requests["bare"] = (b_method, b_path, b_headers, b_body)
             for connections in args.connections:
                 runs: dict[str, list[Measurement]] = {"service": [], "bare": []}
                 # Alternating rounds, so a slow spell of the shared database hits both sides alike.
                 for _ in range(args.rounds):
                     for side, server, port in (("service", service, service_port), ("bare", bare, bare_port)):
-                        target = Target(HOST, port, method, path, headers, body)
+                        target = Target(HOST, port, *requests[side])
                         runs[side].append(_measure(server, db_pid, target, connections, args, workdir))
                 rows.append((name, connections, combine(runs["service"]), combine(runs["bare"])))
                 print(f"  done: {name} x{connections}", flush=True)

@@ -44,11 +44,12 @@ def _authorize(app: Restify, resource: Resource, action: str, context: Context,
 
 
 def serialize(app: Restify, resource: Resource, context: Context, document: dict[str, Any],
-              relationships: dict[str, list[dict]] | None = None) -> dict[str, Any]:
-    """One resource object with its authorization flags, as show/store/update return it."""
+              relationships: dict[str, list[dict]] | None = None, fields: list | None = None) -> dict[str, Any]:
+    """One resource object with its authorization flags, as show/store/update return it;
+    pass the `fields` the request already built to spare building them again."""
     meta = app.registry.policies.flags(resource.model, context.user, resource.model(document))
-    fields = visible(resource.fields(context))
-    return resource_object(resource.name, fields, document, relationships or None, meta)
+    shown = visible(fields if fields is not None else resource.fields(context))
+    return resource_object(resource.name, shown, document, relationships or None, meta)
 
 
 async def _find(app: Restify, resource: Resource, id: str) -> dict[str, Any]:
@@ -187,7 +188,7 @@ async def store(app: Restify, name: str, payload: dict[str, Any], context: Conte
             values[field.name] = field.value_callback(context)
     values["created_at"] = values["updated_at"] = now()
     document = await save(app, resource, fields, values, pending, new_id(), None)
-    return {"data": serialize(app, resource, context, document)}
+    return {"data": serialize(app, resource, context, document, fields=fields)}
 
 
 async def update(app: Restify, name: str, id: str, payload: dict[str, Any], context: Context,
@@ -201,7 +202,7 @@ async def update(app: Restify, name: str, id: str, payload: dict[str, Any], cont
     values, pending = await validate_request(app, fields, payload, context.action, record_id=id, files=files)
     values["updated_at"] = now()
     updated = await save(app, resource, fields, values, pending, id, document)
-    return {"data": serialize(app, resource, context, updated)}
+    return {"data": serialize(app, resource, context, updated, fields=fields)}
 
 
 async def delete(app: Restify, name: str, id: str, context: Context) -> None:
