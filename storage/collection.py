@@ -3,6 +3,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
 from storage.errors import DuplicateKey
@@ -100,21 +101,40 @@ class Collection:
         stored["_id"] = result.inserted_id
         return to_plain(stored)
 
-    @unavailable_as_error
     async def update(self, id: str, values: Mapping[str, Any]) -> dict | None:
-        """Set `values` on one document and return it as stored afterwards (None if gone)."""
+        """Set `values` on one document and return it as this write left it (None if gone)."""
+        swapped = await self.swap(id, values)
+        return swapped[1] if swapped else None
+
+    @unavailable_as_error
+    async def swap(self, id: str, values: Mapping[str, Any]) -> tuple[dict, dict] | None:
+        """Set `values` atomically; (the document just before, the document as this write left it).
+
+        The "before" is what this very write replaced, whatever other writers did meanwhile, so a
+        caller can clean up exactly what it overwrote (an old file); the "after" shows the values
+        it wrote, not a later writer's."""
         oid = to_object_id(id)
         if oid is None:
             return None
+        changes = dict(values)
         try:
-            # update_one, not find_one_and_update: the embedded server answers a unique-index
-            # refusal of the latter with None instead of an error.
-            result = await self._col.update_one({"_id": oid}, {"$set": dict(values)})
+            before = await self._col.find_one_and_update({"_id": oid}, {"$set": changes},
+                                                         return_document=ReturnDocument.BEFORE)
         except DuplicateKeyError as error:
             raise DuplicateKey(_duplicate_field(error, self.name)) from None
-        if result.matched_count == 0:
+        if before is None and await self._col.find_one({"_id": oid}, {"_id": 1}) is not None:
+            # The embedded server answers a unique-index refusal here with None instead of an error;
+            # update_one reports it (naming the field) if the conflict is still there.
+            try:
+                await self._col.update_one({"_id": oid}, {"$set": changes})
+            except DuplicateKeyError as error:
+                raise DuplicateKey(_duplicate_field(error, self.name)) from None
+            after = to_plain(await self._col.find_one({"_id": oid}))
+            return (dict(after), after) if after else None
+        if before is None:
             return None
-        return to_plain(await self._col.find_one({"_id": oid}))
+        before = to_plain(before)
+        return before, {**before, **changes}
 
     @unavailable_as_error
     async def delete(self, id: str) -> bool:

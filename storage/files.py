@@ -6,10 +6,11 @@ caller did: each segment is a plain name, so nothing escapes the disk.
 import asyncio
 import os
 import re
+import uuid
 from pathlib import Path
 from typing import Any, Protocol
 
-from gridfs.errors import NoFile
+from gridfs.errors import CorruptGridFile, NoFile
 from motor.motor_asyncio import AsyncIOMotorGridFSBucket
 
 from storage.guard import unavailable_as_error
@@ -50,16 +51,20 @@ class LocalDisk:
 
         def write() -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
-            temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+            temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")  # one per write
             temporary.write_bytes(data)
             temporary.replace(target)  # readers never see half a file
         await asyncio.get_running_loop().run_in_executor(None, write)
 
     async def get(self, path: str) -> bytes | None:
         target = self._file(path)
-        if not target.is_file():
-            return None
-        return await asyncio.get_running_loop().run_in_executor(None, target.read_bytes)
+
+        def read() -> bytes | None:
+            try:
+                return target.read_bytes()
+            except (FileNotFoundError, IsADirectoryError):  # gone meanwhile: a replacing upload deleted it
+                return None
+        return await asyncio.get_running_loop().run_in_executor(None, read)
 
     async def delete(self, path: str) -> None:
         self._file(path).unlink(missing_ok=True)
@@ -86,23 +91,27 @@ class GridFSDisk:
 
     @unavailable_as_error
     async def put(self, path: str, data: bytes) -> None:
-        previous = await self._ids(safe_path(path))
-        await self._bucket.upload_from_stream(path, data)
-        for file_id in previous:  # a path names one file: older revisions go
+        await self._bucket.upload_from_stream(safe_path(path), data)
+        # A path names one file: every writer keeps only the highest id, so racing puts agree.
+        revisions = sorted(await self._ids(path))
+        for file_id in revisions[:-1]:
+            await self._delete_id(file_id)
+
+    async def _delete_id(self, file_id: Any) -> None:
+        try:
             await self._bucket.delete(file_id)
+        except NoFile:  # another writer deleted it first
+            pass
 
     @unavailable_as_error
     async def get(self, path: str) -> bytes | None:
         try:
             stream = await self._bucket.open_download_stream_by_name(safe_path(path))
-        except NoFile:
+            return await stream.read()
+        except (NoFile, CorruptGridFile):  # missing, or deleted while being read
             return None
-        return await stream.read()
 
     @unavailable_as_error
     async def delete(self, path: str) -> None:
         for file_id in await self._ids(safe_path(path)):
-            try:
-                await self._bucket.delete(file_id)
-            except NoFile:
-                pass
+            await self._delete_id(file_id)

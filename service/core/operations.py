@@ -156,11 +156,13 @@ async def save(app: Restify, resource: Resource, fields: list, values: dict[str,
     written = await uploads.write(app, pending, record_id, resource.name)
     values.update(written)
     collection = app.collection(resource)
+    replaced: dict[str, Any] = {}
     try:
         if existing is None:
             document = await collection.insert({**values, "id": record_id})
         else:
-            document = await collection.update(record_id, values)
+            swapped = await collection.swap(record_id, values)
+            replaced, document = swapped if swapped else ({}, None)
     except DuplicateKey as error:
         await uploads.discard(app, written.values())
         raise ValidationFailed(unique_message(fields, error.field)) from None
@@ -170,8 +172,8 @@ async def save(app: Restify, resource: Resource, fields: list, values: dict[str,
     if document is None:
         await uploads.discard(app, written.values())
         raise NotFound()
-    if existing is not None:
-        await uploads.discard(app, [existing.get(n) for n, url in written.items() if existing.get(n) != url])
+    # What this write replaced (not what was read before it): racing uploads leave no orphan.
+    await uploads.discard(app, [replaced.get(n) for n, url in written.items() if replaced.get(n) != url])
     return document
 
 
@@ -212,3 +214,4 @@ async def delete(app: Restify, name: str, id: str, context: Context) -> None:
     _authorize(app, resource, "delete", context, document)
     if not await app.collection(resource).delete(id):
         raise NotFound()
+    await uploads.discard(app, [document.get(f.name) for f in resource.fields(context) if f.is_file])

@@ -227,6 +227,16 @@ async def test_update_returns_the_document_after_the_change(db):
     assert await people.find_by_id(ann["id"]) == updated
 
 
+async def test_swap_returns_what_this_write_replaced_and_what_it_left(db):
+    posts = db.collection("posts")
+    stored = await posts.insert({"title": "Old", "cover": "/storage/covers/a.png", "views": 1})
+    before, after = await posts.swap(stored["id"], {"cover": "/storage/covers/b.png", "views": 2})
+    assert (before["cover"], before["views"]) == ("/storage/covers/a.png", 1)
+    assert after == {**before, "cover": "/storage/covers/b.png", "views": 2}
+    assert (await posts.find_by_id(stored["id"]))["cover"] == "/storage/covers/b.png"
+    assert await posts.swap("0" * 24, {"views": 3}) is None
+
+
 @pytest.mark.parametrize("id", [MISSING_ID, INVALID_ID])
 async def test_update_or_delete_of_a_missing_or_invalid_id_changes_nothing(db, id):
     people = db.collection("people")
