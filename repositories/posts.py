@@ -22,5 +22,5 @@ class PostRepository(Repository):
             field("views").numeric().rules("integer", "min:0").sortable().default(0),
             field("published").boolean().matchable().default(False),
             field("user_id").matchable().readonly().value(current_user_id),
-            field("cover").image().nullable().path("covers").store_as("post-{id}.{ext}"),
+            field("cover").image().nullable().path("covers").store_as("post-{id}-{rev}.{ext}"),
         ]

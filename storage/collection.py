@@ -145,6 +145,15 @@ class Collection:
         return result.deleted_count == 1
 
     @unavailable_as_error
+    async def remove(self, id: str) -> dict | None:
+        """Delete one document and return it as it was deleted (None if it was not there): a caller
+        cleans up what this very delete removed, whatever other writers did since it last read."""
+        oid = to_object_id(id)
+        if oid is None:
+            return None
+        return to_plain(await self._col.find_one_and_delete({"_id": oid}))
+
+    @unavailable_as_error
     async def delete_where(self, where: Filter) -> int:
         query = where.to_mongo()
         if query is None:

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from gridfs.errors import CorruptGridFile, NoFile
 from motor.motor_asyncio import AsyncIOMotorGridFSBucket
+from pymongo.errors import OperationFailure
 
 from storage.guard import unavailable_as_error
 
@@ -102,6 +103,9 @@ class GridFSDisk:
             await self._bucket.delete(file_id)
         except NoFile:  # another writer deleted it first
             pass
+        except OperationFailure as error:  # nx-27017 says so with an error instead of NoFile
+            if "not found" not in str(error):
+                raise
 
     @unavailable_as_error
     async def get(self, path: str) -> bytes | None:

@@ -212,6 +212,8 @@ async def delete(app: Restify, name: str, id: str, context: Context) -> None:
     resource = _enter(app, name, context)
     document = await _find(app, resource, id)
     _authorize(app, resource, "delete", context, document)
-    if not await app.collection(resource).delete(id):
+    removed = await app.collection(resource).remove(id)
+    if removed is None:
         raise NotFound()
-    await uploads.discard(app, [document.get(f.name) for f in resource.fields(context) if f.is_file])
+    # The files of the record as deleted, not as read above: an upload may have replaced one meanwhile.
+    await uploads.discard(app, [removed.get(f.name) for f in resource.fields(context) if f.is_file])

@@ -82,7 +82,9 @@ def check(fields: list[Field], files: dict[str, Upload], max_bytes: int) -> tupl
 
 def storage_path(field: Field, record_id: str, extension: str, default_directory: str) -> str:
     if field.file_name:
-        name = field.file_name.replace("{id}", record_id).replace("{ext}", extension)
+        # {rev} is new on every write, so racing uploads to one record never share a path.
+        name = (field.file_name.replace("{id}", record_id).replace("{ext}", extension)
+                .replace("{rev}", uuid.uuid4().hex[:12]))
     else:
         name = f"{uuid.uuid4().hex}.{extension}"
     return f"{field.directory or default_directory}/{name}"

@@ -1,4 +1,5 @@
 """Image fields: stored on the local disk or GridFS, served back, replaced, and refused safely."""
+import re
 from pathlib import Path
 
 import pytest
@@ -71,8 +72,9 @@ async def test_post_cover_uses_store_as_name_with_record_id(api, restify, db):
     body, headers = multipart({"title": "Hello"}, {"cover": ("x.png", png(), "image/png")})
     response = await api.post(f"/api/restify/posts/{post['id']}", body=body, headers=headers, token=user["token"])
     assert response.status == 200, response.body
-    assert response.json["data"]["attributes"]["cover"] == f"/storage/covers/post-{post['id']}.png"
-    assert (await api.get(f"/storage/covers/post-{post['id']}.png")).body == png()
+    cover = response.json["data"]["attributes"]["cover"]
+    assert re.fullmatch(rf"/storage/covers/post-{post['id']}-[0-9a-f]{{12}}\.png", cover), cover
+    assert (await api.get(cover)).body == png()
 
 
 async def test_store_with_multipart_creates_record_and_file(api, restify, db):
@@ -83,7 +85,7 @@ async def test_store_with_multipart_creates_record_and_file(api, restify, db):
     assert response.status == 201, response.body
     data = response.json["data"]
     assert data["attributes"]["views"] == 3 and data["attributes"]["published"] is True
-    assert data["attributes"]["cover"] == f"/storage/covers/post-{data['id']}.gif"
+    assert re.fullmatch(rf"/storage/covers/post-{data['id']}-[0-9a-f]{{12}}\.gif", data["attributes"]["cover"])
 
 
 @pytest.mark.parametrize("data, message", [
