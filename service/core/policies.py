@@ -101,8 +101,11 @@ class Gate:
             if self._store is None:
                 self._store = self._ask("store", lambda: self.policy.store(self.user))
             return self._store
-        method: Any = getattr(self.policy, action)
-        return self._ask(action, lambda: method(self.user, record))
+        try:
+            return bool(getattr(self.policy, action)(self.user, record))
+        except Exception:  # a broken policy must fail closed, and loudly
+            log.exception("policy %s.%s raised; denying", type(self.policy).__name__, action)
+            return False
 
     def flags(self, record: Model, shown: bool | None = None) -> dict[str, bool]:
         """The four authorization flags; `shown` when the caller already asked `show`."""

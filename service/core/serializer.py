@@ -34,9 +34,16 @@ def visible(fields: list[Field]) -> list[Field]:
 
 
 def attributes(fields: list[Field], document: dict[str, Any]) -> dict[str, Any]:
-    shown = {f.name: present(f, document.get(f.name)) for f in fields}
+    get = document.get
+    shown: dict[str, Any] = {}
+    for field in fields:
+        value = get(field.name)
+        # Strings and None of text fields are shown as stored: the common case skips present().
+        shown[field.name] = value if value is None or (type(value) is str and field.kind != "boolean") \
+            else present(field, value)
     for name in TIMESTAMPS:
-        shown[name] = iso(document.get(name))
+        value = get(name)
+        shown[name] = value if value is None or type(value) is str else iso(value)
     return shown
 
 
