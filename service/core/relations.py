@@ -13,11 +13,6 @@ class Related:
     repository: "type[Repository] | str"  # class, or its class name, resolved at start-up
     kind: str = ""
 
-    def repository_class(self) -> "type[Repository]":
-        if isinstance(self.repository, str):
-            raise RuntimeError("relation repository is resolved by the registry at start-up")
-        return self.repository
-
 
 class BelongsTo(Related):
     def __init__(self, attribute: str, repository: Any) -> None:

@@ -5,11 +5,7 @@ import time
 
 import pytest
 
-from service.config import Settings
-from service.core.app import Restify
-from service.http.app import make_app
 from storage import EmbeddedServer, Filter, connect
-from tests.conftest import ROOT
 
 pytestmark = pytest.mark.skipif(bool(os.environ.get("MONGODB_URI")), reason="stops its own embedded server")
 UNAVAILABLE = {"message": "The database is unavailable."}
@@ -24,19 +20,10 @@ def server(tmp_path):
 
 @pytest.fixture
 def db(io_loop, server):
+    """This test's own server and a short timeout; the app fixtures of conftest build on it."""
     database = connect(server.uri, "faults", timeout_ms=500)
     yield database
     database.close()
-
-
-@pytest.fixture
-def restify(db, config, registry):
-    return Restify(Settings(config, app_dir=ROOT), registry, db)
-
-
-@pytest.fixture
-def app(restify):
-    return make_app(restify)
 
 
 async def test_requests_fail_fast_with_503_and_recover(api, server, db):
