@@ -9,6 +9,7 @@ setup(
     install_requires=[
         "tornado>=6.4",
         "motor>=3.5",
+        "orjson>=3.9",
         "pymongo>=4.8",
         "voluptuous>=0.14",
         "graphql-core>=3.2",

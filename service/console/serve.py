@@ -25,11 +25,10 @@ from service.console.runtime import build, database_uri
 from service.console.watching import follow_schema, run_worker
 from service.core.registry import load_app
 from service.graphql.service import GraphQLService
-from service.http.app import make_app
+from service.http.app import make_server
 
 log = logging.getLogger("restify")
 
-MAX_BODY = 64 * 1024 * 1024
 READY_TIMEOUT = 60.0       # seconds for every child to load the app and listen
 SHUTDOWN_GRACE = 10.0      # seconds after a forwarded signal before children are killed
 
@@ -49,7 +48,7 @@ async def _run_server(settings: Settings, uri: str, listen: Callable[[HTTPServer
     app = build(settings, uri)
     await app.ready()
     graphql = GraphQLService(app)
-    server = HTTPServer(make_app(app, graphql), xheaders=True, max_body_size=MAX_BODY)
+    server = make_server(app, graphql)
     listen(server)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -99,12 +99,12 @@ def _envelope(context: Context, query: IndexQuery, skip: int, count: int, total:
               data: list[dict[str, Any]]) -> dict[str, Any]:
     last_page = max(1, -(-total // query.per_page))
     path = context.extras.get("url", "")
-    kept = {k: v for k, v in context.params.items() if k != "page"}
+    # The other parameters are encoded once; `page` goes last, as it would through urlencode.
+    kept = urlencode({k: v for k, v in context.params.items() if k != "page"})
+    prefix = f"{path}?{kept}&page=" if kept else f"{path}?page="
 
-    def link(page: int | None) -> str | None:
-        if page is None:
-            return None
-        return f"{path}?{urlencode({**kept, 'page': page})}"
+    def link(page: int) -> str:
+        return f"{prefix}{page}"
 
     return {
         "meta": {

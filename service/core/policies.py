@@ -86,6 +86,14 @@ class Gate:
         self.user = user
         self.entered = self._ask("allow_restify", lambda: policy.allow_restify(user))
         self._store: bool | None = None
+        self._methods: dict[str, Any] = {}
+
+    def _method(self, action: str) -> Any:
+        # Looked up once per request and action, not once per row.
+        method = self._methods.get(action)
+        if method is None:
+            method = self._methods[action] = getattr(self.policy, action)
+        return method
 
     def _ask(self, action: str, question: Any) -> bool:
         try:
@@ -102,7 +110,7 @@ class Gate:
                 self._store = self._ask("store", lambda: self.policy.store(self.user))
             return self._store
         try:
-            return bool(getattr(self.policy, action)(self.user, record))
+            return bool(self._method(action)(self.user, record))
         except Exception:  # a broken policy must fail closed, and loudly
             log.exception("policy %s.%s raised; denying", type(self.policy).__name__, action)
             return False

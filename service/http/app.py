@@ -2,6 +2,7 @@
 import logging
 import re
 
+from tornado.httpserver import HTTPServer
 from tornado.log import access_log
 from tornado.web import Application, RequestHandler
 
@@ -42,6 +43,18 @@ def make_app(app: Restify, graphql: GraphQLService | None = None, **settings: ob
         default_handler_args={"app": app},
         **{"log_function": log_request, **settings},
     )
+
+
+# Bodies are streamed by the handlers, which refuse what is over their own limits with a 413.
+MAX_BODY = 64 * 1024 * 1024
+
+
+def make_server(app: Restify, graphql: GraphQLService | None = None) -> HTTPServer:
+    """The HTTP server `restify serve` runs. `X-Forwarded-For` / `X-Real-Ip` are believed only
+    with `server.trust_proxy_headers`: a client could otherwise pick the address that login
+    throttling counts against, and take a fresh one for each attempt."""
+    trusted = app.settings.get("server", "trust_proxy_headers") is True
+    return HTTPServer(make_app(app, graphql), xheaders=trusted, max_body_size=MAX_BODY)
 
 
 def log_request(handler: RequestHandler) -> None:

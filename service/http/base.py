@@ -4,6 +4,8 @@ import json
 import logging
 from typing import Any
 
+import orjson
+
 from tornado.httputil import HTTPInputError, HTTPServerRequest, parse_body_arguments
 from tornado.web import HTTPError, RequestHandler, stream_request_body
 
@@ -25,6 +27,15 @@ _HTTP_MESSAGES = {400: "The request is malformed.", 404: "Not found.", 405: "Met
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
+
+
+def encode_json(body: Any) -> bytes:
+    """Compact UTF-8 JSON. orjson is an order of magnitude faster than the standard encoder on
+    a page of records; values it refuses (integers past 64 bits) take the standard path."""
+    try:
+        return orjson.dumps(body)
+    except TypeError:
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def decode_json(body: bytes) -> Any:
@@ -159,7 +170,7 @@ class JsonHandler(RequestHandler):
     def send_json(self, body: Any, status: int = 200) -> None:
         self.set_status(status)
         self.set_header("Content-Type", "application/json; charset=UTF-8")
-        self.finish(json.dumps(body, separators=(",", ":")))
+        self.finish(encode_json(body))
 
     def no_content(self) -> None:
         self.set_status(204)
@@ -182,7 +193,7 @@ class JsonHandler(RequestHandler):
         self.set_header("Content-Type", "application/json; charset=UTF-8")
         if self._too_large:
             self.set_header("Connection", "close")
-        self.finish(json.dumps(body))
+        self.finish(encode_json(body))
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
         if isinstance(value, (RestifyError, HTTPError)):

@@ -444,7 +444,7 @@ class TestBodyLimit:
             headers={"Content-Type": "application/json", "Authorization": f"Bearer {ann['token']}"})
         assert result.code == 413
         assert result.headers["Content-Type"] == JSON_TYPE
-        assert result.body == b'{"message": "The request body is too large."}'
+        assert result.body == b'{"message":"The request body is too large."}'
         assert await snapshot(db) == before
 
     async def test_an_oversized_registration_creates_no_user(self, api, db, ann):
