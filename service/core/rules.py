@@ -109,7 +109,8 @@ class FieldRules:
         self.confirmed = "confirmed" in names
         self.database_rules = [rule for rule in rules if rule.name in ("unique", "exists")]
         self.numeric = field.kind == "numeric" or bool(names & {"numeric", "integer"})
-        self._validator = vol.All(*self._checks(rules, names))
+        # Wrapped in a Schema so it is compiled once: a bare All recompiles its validators per call.
+        self._validator = vol.Schema(vol.All(*self._checks(rules, names)))
 
     def message(self, key: str, **values: Any) -> str:
         rule = key.split(".", 1)[0]
