@@ -8,6 +8,7 @@ the fork (tornado's fork_processes) let keep-alive clients pile onto one child.
 Each child builds its own Motor client: a client must never cross a fork.
 """
 import asyncio
+import gc
 import logging
 import os
 import select
@@ -49,6 +50,10 @@ async def _run_server(settings: Settings, uri: str, listen: Callable[[HTTPServer
     await app.ready()
     graphql = GraphQLService(app)
     server = make_server(app, graphql)
+    # What start-up built (modules, schemas, the app) lives as long as the process: kept out of
+    # the collector's reach, so a full collection under load does not walk it again and again.
+    gc.collect()
+    gc.freeze()
     listen(server)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
