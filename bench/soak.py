@@ -1,7 +1,7 @@
 """Soak: many concurrent clients over REST, GraphQL and MCP at once, then invariants in the database.
 
     python -m bench.soak [--seconds 60] [--workers 32] [--processes 1] [--disk local|gridfs]
-                         [--seed N] [--real-hashing] [--no-known-bugs]
+                         [--seed N] [--real-hashing]
 
 Starts an embedded nx-27017 and `restify serve` (like `bench.run`), registers a few users,
 then runs `--workers` clients for `--seconds`, each doing random stores, updates (PUT, PATCH,
@@ -278,10 +278,6 @@ class Mix:
         pairs = [(k, v) for k, v in vars(self).items() if isinstance(v, int) and not isinstance(v, bool) and v > 0]
         return [k for k, _ in pairs], [v for _, v in pairs]
 
-
-# The full mix without what the service gets wrong today (see bench/README.md, "Soak"): cover uploads that
-# race on one post (a fixed store_as path shared by every upload to it), and deletes racing them.
-KNOWN_BUGS_LEFT_OUT = Mix(cover_race=0, cover_races=False, delete_races_upload=False)
 
 POST_FIELDS = "id title body views published user_id cover created_at updated_at"
 Q_CREATE_POST = f"mutation($input: PostInput!) {{ createPost(input: $input) {{ {POST_FIELDS} }} }}"
@@ -987,12 +983,10 @@ async def _soak(uri: str, db_name: str, base_url: str, files_root: Path, args: a
     doors = Doors(base_url, concurrency=args.workers * 4)
     database = connect(uri, db_name)
     try:
-        mix = KNOWN_BUGS_LEFT_OUT if args.no_known_bugs else Mix()
-        workload = Workload(doors, mix=mix, seed=args.seed, users=max(2, args.workers // 4))
+        workload = Workload(doors, mix=Mix(), seed=args.seed, users=max(2, args.workers // 4))
         await workload.setup()
         print(f"seed {workload.seed}; {args.workers} workers over {workload.users} users; disk {args.disk}; "
-              f"doors {', '.join(workload.door_choices)}; "
-              f"mix {'without known bugs' if args.no_known_bugs else 'full'}",
+              f"doors {', '.join(workload.door_choices)}",
               flush=True)
         if workload.mcp_note:
             print(workload.mcp_note, flush=True)
@@ -1017,9 +1011,6 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=None, help="seed of the operation choices")
     parser.add_argument("--real-hashing", action="store_true",
                         help="keep the default argon2 cost (default: a cheap one, so registrations do not dominate)")
-    parser.add_argument("--no-known-bugs", action="store_true",
-                        help="leave out what the service gets wrong today: cover uploads racing each other or "
-                             "a delete on one post (see bench/README.md)")
     args = parser.parse_args(argv)
     if args.workers < 1 or args.processes < 1 or args.seconds <= 0:
         parser.error("--workers, --processes and --seconds must be positive")
