@@ -12,7 +12,7 @@ setup(
         "orjson>=3.9",
         "pymongo>=4.8",
         "voluptuous>=0.14",
-        "graphql-core>=3.2",
+        "graphql-core>=3.3,<3.4",
         "watchfiles>=0.21",
         "mcp>=2",
         "argon2-cffi>=23",

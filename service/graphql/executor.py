@@ -17,6 +17,7 @@ from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import RestifyError, ServiceUnavailable
 from service.graphql.config import GraphQLConfig
+from service.graphql.fast import PlainFieldExecutor
 from service.graphql.generator import build_schema_objects, exposed, lower_first
 from service.graphql.limits import Measure
 from service.graphql.resolvers import RepositoryResolvers, relation_resolver
@@ -149,7 +150,7 @@ class GraphQLEndpoint:
         if not allow_mutations and _is_mutation(document, operation_name):
             return _failure("Mutations must be sent with POST.", "BAD_REQUEST")
         result = execute(self.schema, document, variable_values=variables, operation_name=operation_name,
-                         context_value={"context": context})
+                         context_value={"context": context}, executor_class=PlainFieldExecutor)
         if inspect.isawaitable(result):
             result = await result
         body: dict[str, Any] = {"data": result.data}
