@@ -19,28 +19,34 @@ if TYPE_CHECKING:
 Relationships = dict[str, dict[str, list[dict[str, Any]]]]  # owner id -> relation name -> resources
 
 
-def with_eager(resource: Resource, tree: RelationTree) -> RelationTree:
+def with_eager(resource: Resource, tree: RelationTree, ancestors: frozenset[type] = frozenset()) -> RelationTree:
+    """`tree` plus the relations the model always loads. An eager relation back to a model already
+    on the path is left out: `User.eager = ("posts",)` with `Post.eager = ("user",)` stops there."""
     merged = dict(tree)
     for name in resource.model.eager:
         relation_name = next((n for n, r in resource.relations.items() if r.decl.name == name), None)
-        if relation_name is not None:
+        if relation_name is not None and resource.relations[relation_name].target.model not in ancestors:
             merged.setdefault(relation_name, {})
     return merged
 
 
 async def load(app: "Restify", resource: Resource, context: Context, owners: list[dict[str, Any]],
-               tree: RelationTree, cap: int | None = None) -> Relationships:
-    """Relationships for every owner document, keyed by owner id."""
+               tree: RelationTree, cap: int | None = None, ancestors: frozenset[type] = frozenset()
+               ) -> Relationships:
+    """Relationships for every owner document, keyed by owner id. Related records bring their own
+    model's eager relations too (`ancestors`: the models above them, where those stop)."""
     result: Relationships = {owner["id"]: {} for owner in owners}
     if not owners:
         return result
+    path = ancestors | {resource.model}
     for name, children in tree.items():
         relation = resource.relations[name]
         eager = relation.decl.name in resource.model.eager
         limit = None if eager else cap
         targets = await _fetch(app, relation, owners, limit)
         targets = _visible_to(app, relation.target, context, targets)
-        nested = await load(app, relation.target, context, targets, children, cap) if children else {}
+        children = with_eager(relation.target, children, path | {relation.target.model})
+        nested = await load(app, relation.target, context, targets, children, cap, path) if children else {}
         fields = visible(relation.target.fields(context))
         serialized = {
             t["id"]: resource_object(relation.target.name, fields, t, nested.get(t["id"]) if children else None)

@@ -200,6 +200,34 @@ async def test_a_relation_the_model_loads_eagerly_is_returned_on_show_uncapped(a
     assert related_ids(found) == expected
 
 
+EAGER_COMMENT_AUTHORS = [add_line("models.py", "class Comment(Model):\n", '    eager = ("user",)')]
+EAGER_BOTH_WAYS = [add_line("models.py", "class User(Model):\n", '    eager = ("posts",)'),
+                   add_line("models.py", "class Post(Model):\n", '    eager = ("user",)')]
+
+
+@pytest.mark.parametrize("registry", [EAGER_COMMENT_AUTHORS], indirect=True)
+@pytest.mark.parametrize("door", ["show", "index"])
+async def test_related_records_bring_their_own_eager_relations(api, db, commands, door):
+    blog = await make_blog(api, db)
+    commands.reset()
+    found = await relationships_on(api, door, blog.first, blog.viewer, related="comments")
+    authors = {blog.bob["id"]: blog.bob, blog.carol["id"]: blog.carol}
+    assert found == {"comments": [nested(c, user=[authors[c["attributes"]["user_id"]]]) for c in blog.comments[:2]]}
+    # Still one read per relation per level: the comments, then their authors.
+    assert commands.reads()[-2:] == [("find", "comments"), ("find", "users")]
+
+
+@pytest.mark.parametrize("registry", [EAGER_BOTH_WAYS], indirect=True)
+async def test_eager_relations_that_lead_back_stop_at_the_model_already_loaded(api, db):
+    blog = await make_blog(api, db)
+    # Post.eager user, User.eager posts: the post's user comes without posts (Post is above it) ...
+    shown = (await get_ok(api, show_url(blog.first), blog.viewer))["data"]
+    assert shown["relationships"] == {"user": [blog.bob]}
+    # ... and a user's posts come without their user (User is above them).
+    profile = await get_ok(api, url(f"{POSTS.rsplit('/', 1)[0]}/users/{blog.bob['id']}"), blog.viewer)
+    assert profile["data"]["relationships"] == {"posts": [post_object(blog.first, "First", blog.bob["id"])]}
+
+
 # -- counting reads -----------------------------------------------------------------------------
 
 async def seed_busy_blog(db) -> list[str]:
