@@ -72,7 +72,7 @@ def fingerprint(settings: Settings) -> str:
 
 def plan(registry: Registry, config: GraphQLConfig, settings: Settings, resolvers: bool,
          force: bool) -> list[PlannedFile]:
-    wanted = [(config.schema_path, render(registry, config)),
+    wanted = [(config.schema_path, render(registry, config, settings.get("auth", "user_repository"))),
               (config.output_dir / FINGERPRINT, fingerprint(settings))]
     files = [_planned(path, text, overwrite=True) for path, text in wanted]
     if resolvers:
@@ -91,13 +91,15 @@ def _planned(path: Path, text: str, overwrite: bool) -> PlannedFile:
     return PlannedFile(path, text, "changed" if overwrite else "skipped")
 
 
-def preview(registry: Registry, config: GraphQLConfig, files: list[PlannedFile]) -> list[str]:
+def preview(registry: Registry, config: GraphQLConfig, files: list[PlannedFile],
+            profile: str | None = None) -> list[str]:
     lines = ["GraphQL schema preview:"]
     for resource in exposed(registry, config):
         type_name = resource.model.__name__
         name = type_name[:1].lower() + type_name[1:]
         relations = ", ".join(resource.relations) or "none"
-        lines.append(f"  type {type_name} ({resource.name}): queries {name}, {name}List; mutations "
+        me = ", me" if resource.name == profile else ""
+        lines.append(f"  type {type_name} ({resource.name}): queries {name}, {name}List{me}; mutations "
                      f"create{type_name}, update{type_name}, delete{type_name}; relations: {relations}")
     for item in files:
         note = " (exists; use --force to overwrite)" if item.state == "skipped" else ""
@@ -117,7 +119,7 @@ def generate(settings: Settings, resolvers: bool = False, force: bool = False, o
               flush=True)
         return 1
     if not quiet:
-        print("\n".join(preview(registry, config, files)), flush=True)
+        print("\n".join(preview(registry, config, files, settings.get("auth", "user_repository"))), flush=True)
     for item in files:
         if item.state in ("new", "changed"):
             write_atomically(item.path, item.text)

@@ -79,7 +79,8 @@ class GraphQLEndpoint:
         path = self.config.schema_path
         if path.is_file():
             return build_schema(path.read_text())
-        return build_schema_objects(self.app.registry, self.config)  # not generated yet: built in memory
+        # Not generated yet: built in memory.
+        return build_schema_objects(self.app.registry, self.config, self.app.settings.get("auth", "user_repository"))
 
     def _bind(self) -> None:
         classes = load_resolver_classes(self.config.output_dir / "resolvers")
@@ -103,6 +104,8 @@ class GraphQLEndpoint:
                     if not single:
                         self.list_fields.add(relation_name)
             self.list_fields.add(f"{name}List")
+            if resource is self.app.user_resource:
+                _set(query, "me", lambda _, info, r=resolvers: r.me(info))
 
     def _document(self, query: str) -> Any:
         """(document, errors) for a query text, cached: validation costs far more than execution."""

@@ -2,7 +2,7 @@
 
 Per repository of model `<Type>`: `type <Type>`, `input <Type>Input`, the queries
 `<type>` and `<type>List`, the mutations `create<Type>`, `update<Type>`, `delete<Type>`,
-and one field per exposed relation. Printed sorted, so the same repositories always
+and one field per exposed relation; `me` when the user repository is in the schema. Printed sorted, so the same repositories always
 give byte-identical SDL.
 """
 import re
@@ -58,9 +58,10 @@ def _check_name(owner: str, name: str) -> str:
 
 
 class SchemaBuilder:
-    def __init__(self, registry: Registry, config: GraphQLConfig) -> None:
+    def __init__(self, registry: Registry, config: GraphQLConfig, profile: str | None = None) -> None:
         self.config = config
         self.resources = exposed(registry, config)
+        self.profile = profile  # the user repository: its type is what `me` returns
         self.objects: dict[str, GraphQLObjectType] = {}
         self.inputs: dict[str, GraphQLInputObjectType] = {}
         self.first = int(config.get("schema", "default_first"))
@@ -85,6 +86,8 @@ class SchemaBuilder:
                 GraphQLNonNull(obj), {"id": GraphQLArgument(GraphQLNonNull(GraphQLID)), "input": GraphQLArgument(data)})
             mutation[f"delete{type_name}"] = GraphQLField(
                 GraphQLNonNull(GraphQLBoolean), {"id": GraphQLArgument(GraphQLNonNull(GraphQLID))})
+        if self.profile in self.objects:
+            query["me"] = GraphQLField(self.objects[self.profile])  # the profile: the token user's own record
         if not query:
             query["_empty"] = GraphQLField(GraphQLBoolean, description="There are no repositories in the schema.")
         return GraphQLSchema(
@@ -138,10 +141,11 @@ class SchemaBuilder:
         return GraphQLInputObjectType(type_name, members)
 
 
-def build_schema_objects(registry: Registry, config: GraphQLConfig) -> GraphQLSchema:
-    return SchemaBuilder(registry, config).build()
+def build_schema_objects(registry: Registry, config: GraphQLConfig, profile: str | None = None) -> GraphQLSchema:
+    """`profile`: the user repository's name (`auth.user_repository`), which adds the `me` query."""
+    return SchemaBuilder(registry, config, profile).build()
 
 
-def render(registry: Registry, config: GraphQLConfig) -> str:
+def render(registry: Registry, config: GraphQLConfig, profile: str | None = None) -> str:
     """The SDL text: sorted, so regeneration is idempotent."""
-    return print_schema(lexicographic_sort_schema(build_schema_objects(registry, config))) + "\n"
+    return print_schema(lexicographic_sort_schema(build_schema_objects(registry, config, profile))) + "\n"

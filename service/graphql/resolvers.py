@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from graphql import GraphQLResolveInfo
 
-from service.core import operations
+from service.core import operations, profile
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.registry import Resource
@@ -53,11 +53,19 @@ class RepositoryResolvers:
         return Context(user=base.user, door="graphql", params=values, base_url=base.base_url)
 
     # -- operations ---------------------------------------------------------
+    def _relatable(self, info: GraphQLResolveInfo) -> int:
+        # The largest `first` asked of a relation, so no selection gets fewer items than it asked for.
+        return max([int(self.app.settings.get("pagination", "relatable_per_page") or 15),
+                    *related_firsts(self._resource(), info)])
+
     async def show(self, info: GraphQLResolveInfo, id: str) -> dict[str, Any]:
-        relatable = max([int(self.app.settings.get("pagination", "relatable_per_page") or 15),
-                         *related_firsts(self._resource(), info)])
-        body = await operations.show(self.app, self.resource, id, self.context(info, relatablePerPage=relatable))
+        context = self.context(info, relatablePerPage=self._relatable(info))
+        body = await operations.show(self.app, self.resource, id, context)
         return flatten(body["data"])
+
+    async def me(self, info: GraphQLResolveInfo) -> dict[str, Any]:
+        """The profile, on the user repository's resolvers: the same operation as GET /profile."""
+        return flatten(await profile.show(self.app, self.context(info, relatablePerPage=self._relatable(info))))
 
     async def list(self, info: GraphQLResolveInfo, first: int = 15, page: int = 1) -> list[dict[str, Any]]:
         body = await operations.index(self.app, self.resource, self.context(info, perPage=first, page=page))

@@ -25,7 +25,7 @@ TYPE_LINES = [
     ("  type Post (posts): queries post, postList; mutations createPost, updatePost, deletePost; "
      "relations: user, comments, tags"),
     "  type Tag (tags): queries tag, tagList; mutations createTag, updateTag, deleteTag; relations: none",
-    "  type User (users): queries user, userList; mutations createUser, updateUser, deleteUser; relations: posts",
+    "  type User (users): queries user, userList, me; mutations createUser, updateUser, deleteUser; relations: posts",
 ]
 NOT_GENERATED = "restify: schema not generated, keeping the previous one: "
 OLD = 1_000_000_000  # an mtime in 2001: a rewritten file gets a new one

@@ -362,6 +362,24 @@ async def test_user_query_shows_the_visible_fields(api):
         "id": ann["id"], "name": "Ann", "email": ann["email"], "bio": None, "avatar": None}}}
 
 
+async def test_me_is_the_profile_of_the_token_user_with_its_relations(api, db):
+    ann, bob = await api.register("Ann"), await api.register("Bob")
+    mine = await seed_post(db, "Mine", user_id=ann["id"])
+    await seed_post(db, "Not mine", user_id=bob["id"])
+    query = "{ me { id name email posts { id title } } }"
+    assert await run(api, query, token=ann["token"]) == {"data": {"me": {
+        "id": ann["id"], "name": "Ann", "email": ann["email"], "posts": [{"id": mine, "title": "Mine"}]}}}
+    # The same record the REST profile shows.
+    profile = (await api.get("/api/restify/profile?include=posts", token=ann["token"])).json
+    assert profile["attributes"]["email"] == ann["email"]
+    assert [p["id"] for p in profile["relationships"]["posts"]] == [mine]
+
+
+async def test_me_for_a_guest_is_null_with_an_unauthenticated_error(api):
+    query = "{ me { id } }"
+    assert await run(api, query) == {"data": {"me": None}, "errors": [failure(query, "me", *UNAUTHENTICATED)]}
+
+
 async def test_relations_honour_the_target_repositorys_show_policy(api, db):
     ann = await api.register("Ann")
     await seed_post(db, "Hello", user_id=ann["id"])

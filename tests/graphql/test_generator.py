@@ -49,7 +49,7 @@ INPUT_MEMBERS = {
 # -- helpers ------------------------------------------------------------------------------------
 
 def sdl(registry: Registry, **sections: dict[str, Any]) -> str:
-    return render(registry, GraphQLConfig(sections, app_dir=ROOT))
+    return render(registry, GraphQLConfig(sections, app_dir=ROOT), profile="users")
 
 
 def members(text: str, keyword: str, name: str) -> list[str]:
@@ -156,9 +156,17 @@ def test_hidden_fields_are_not_on_the_object_type_but_writable_ones_are_inputs(r
     assert "password: String" in members(text, "input", "UserInput")
 
 
-def test_queries_are_a_show_and_a_list_per_repository(registry):
-    expected = sorted(line for type_name in TYPES.values() for line in queries_of(type_name))
+def test_queries_are_a_show_and_a_list_per_repository_and_me(registry):
+    expected = sorted([*(line for type_name in TYPES.values() for line in queries_of(type_name)), "me: User"])
     assert members(sdl(registry), "type", "Query") == expected
+
+
+@pytest.mark.parametrize("profile, sections", [(None, {}), ("users", {"repositories": {"exclude": ["users"]}})],
+                         ids=["no-user-repository", "users-excluded"])
+def test_me_needs_the_user_repository_in_the_schema(registry, profile, sections):
+    text = render(registry, GraphQLConfig(sections, app_dir=ROOT), profile=profile)
+    assert "me: User" not in members(text, "type", "Query")
+    assert members(text, "type", "Query")  # the other queries are there
 
 
 def test_mutations_are_create_update_delete_per_repository(registry):
@@ -265,7 +273,7 @@ def test_relations_option_false_leaves_only_scalar_members(registry):
 def test_default_first_option_is_the_default_of_lists_and_relation_fields(registry):
     text = sdl(registry, schema={"default_first": 10})
     assert members(text, "type", "Query") == sorted(
-        line for type_name in TYPES.values() for line in queries_of(type_name, first=10))
+        [*(line for type_name in TYPES.values() for line in queries_of(type_name, first=10)), "me: User"])
     assert members(text, "type", "Post") == sorted(SCALAR_MEMBERS["Post"] + [
         "comments(first: Int = 10): [Comment!]!", "tags(first: Int = 10): [Tag!]!", "user: User"])
 
