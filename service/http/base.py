@@ -2,6 +2,7 @@
 place where domain errors become HTTP responses."""
 import json
 import logging
+import re
 from typing import Any
 
 import orjson
@@ -31,18 +32,43 @@ def _reject_constant(name: str) -> Any:
 
 def encode_json(body: Any) -> bytes:
     """Compact UTF-8 JSON. orjson is an order of magnitude faster than the standard encoder on
-    a page of records; values it refuses (integers past 64 bits) take the standard path."""
+    a page of records; what it refuses (integers past 64 bits, strings with lone surrogates, which
+    a JSON body can smuggle in as escapes) takes the standard path, escaped to ASCII."""
     try:
         return orjson.dumps(body)
     except TypeError:
-        return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+        return json.dumps(body, separators=(",", ":")).encode()
+
+
+# `\ud800`-style escapes of surrogates: a pair decodes to one character, a lone one to a string
+# that is not text (it cannot be stored or encoded as UTF-8). Looked for only when one may be there.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    if isinstance(value, str):
+        found = _SURROGATE.search(value)
+        return found.group() if found else None
+    if isinstance(value, dict):
+        items: Any = (item for pair in value.items() for item in pair)
+    elif isinstance(value, list):
+        items = value
+    else:
+        return None
+    return next((found for found in map(_lone_surrogate, items) if found), None)
 
 
 def decode_json(body: bytes) -> Any:
     try:
-        return json.loads(body, parse_constant=_reject_constant)
+        value = json.loads(body, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as error:
         raise BadRequest(f"The request body is not valid JSON: {str(error)[:120]}") from None
+    surrogate = _lone_surrogate(value) if _SURROGATE_ESCAPE.search(body) else None
+    if surrogate:
+        raise BadRequest(f"The request body is not valid JSON: a string holds a lone surrogate "
+                         f"(\\u{ord(surrogate):04x}).")
+    return value
 
 
 @stream_request_body

@@ -457,3 +457,27 @@ class TestBodyLimit:
         response = await send_raw(api, db, ann, "POST", "/api/restify/posts", self.oversized(),
                                   Accept="text/html")
         assert (response.status, response.json) == (413, TOO_LARGE)
+
+
+# -- lone surrogates: valid JSON escapes that are not text ----------------------------------------------
+@pytest.mark.parametrize("method, path", WRITE_TARGETS)
+async def test_a_lone_surrogate_in_a_json_body_is_400(api, db, ann, method, path):
+    response = await send_raw(api, db, ann, method, path, b'{"title": "bad \\ud800 text"}')
+    assert response.status == 400
+    assert response.json == {"message": NOT_JSON + "a string holds a lone surrogate (\\ud800)."}
+
+
+async def test_a_lone_surrogate_in_a_graphql_query_is_a_json_answer(api):
+    response = await api.request("POST", "/graphql", body=b'{"query": "{ \\ud800 }"}',
+                                 headers={"Content-Type": "application/json"})
+    assert response.status == 400
+    assert response.headers["Content-Type"] == JSON_TYPE
+    assert response.json == {"message": NOT_JSON + "a string holds a lone surrogate (\\ud800)."}
+
+
+async def test_an_escaped_surrogate_pair_is_one_character_and_is_stored(api, db, ann):
+    response = await api.request("POST", "/api/restify/posts", body=b'{"title": "smile \\ud83d\\ude00"}',
+                                 token=ann["token"], headers={"Content-Type": "application/json"})
+    assert response.status == 201, response.body
+    assert response.json["data"]["attributes"]["title"] == "smile \U0001F600"
+    assert (await db.collection("posts").find_by_id(response.json["data"]["id"]))["title"] == "smile \U0001F600"
