@@ -7,6 +7,7 @@ the last good state: the generator fails, nothing in schema/ changes, nothing
 reloads.
 """
 import asyncio
+import gc
 import logging
 import sys
 from pathlib import Path
@@ -54,6 +55,12 @@ def reload(app: Restify, graphql: GraphQLService) -> bool:
         return False
     app.swap_registry(registry)
     graphql.reload()
+    if gc.get_freeze_count():
+        # `serve` froze its start-up objects, the replaced registry and schema among them: frozen
+        # objects are never collected, so thaw, let the collector take the old ones, freeze again.
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
     log.info("reloaded repositories: %s", ", ".join(sorted(registry.resources)))
     return True
 
