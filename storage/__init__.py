@@ -4,12 +4,12 @@ Everything above it speaks in plain values: ids are strings, filters are
 `Filter` objects, documents are dicts whose `_id` has become `id`.
 
 Exceptions raised here:
-    StorageError -> DuplicateKey | Unavailable
+    StorageError -> DuplicateKey | Unavailable | Unstorable
 """
 from storage.client import Database, connect
 from storage.collection import Collection
 from storage.embedded import EmbeddedServer
-from storage.errors import DuplicateKey, StorageError, Unavailable
+from storage.errors import DuplicateKey, StorageError, Unavailable, Unstorable
 from storage.files import Disk, GridFSDisk, LocalDisk, safe_path
 from storage.filters import Filter
 from storage.ids import is_valid_id, new_id
@@ -25,6 +25,7 @@ __all__ = [
     "LocalDisk",
     "StorageError",
     "Unavailable",
+    "Unstorable",
     "connect",
     "is_valid_id",
     "new_id",

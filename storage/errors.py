@@ -15,3 +15,8 @@ class DuplicateKey(StorageError):
 
 class Unavailable(StorageError):
     """The database could not be reached in time."""
+
+
+class Unstorable(StorageError):
+    """A value BSON cannot carry: a string that is not text (a lone surrogate), an integer past
+    64 bits. Callers validate first; this keeps anything that slips through a refusal, not a crash."""

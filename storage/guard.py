@@ -1,11 +1,14 @@
-"""Turns the driver's connection failures into `Unavailable`, once for every operation."""
+"""Turns the driver's connection failures into `Unavailable`, and values BSON cannot encode into
+`Unstorable`, once for every operation."""
 import functools
 from collections.abc import Awaitable, Callable
 from typing import ParamSpec, TypeVar
 
 from pymongo.errors import AutoReconnect, ConnectionFailure, ServerSelectionTimeoutError
 
-from storage.errors import Unavailable
+from bson.errors import InvalidDocument
+
+from storage.errors import Unavailable, Unstorable
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -18,5 +21,9 @@ def unavailable_as_error(function: Callable[P, Awaitable[T]]) -> Callable[P, Awa
             return await function(*args, **kwargs)
         except (AutoReconnect, ConnectionFailure, ServerSelectionTimeoutError) as error:
             raise Unavailable(str(error)) from None
+        except UnicodeEncodeError:
+            raise Unstorable("a string that is not valid text") from None
+        except (OverflowError, InvalidDocument):
+            raise Unstorable("a value outside what the database stores") from None
 
     return wrapper

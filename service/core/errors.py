@@ -12,8 +12,12 @@
     ├── TooManyRequests     429
     ├── ServiceUnavailable  503  the database is unreachable
     └── DeclarationError         a broken repository declaration, raised at start-up
+
+Storage's own refusals become domain errors in one place, `from_storage`.
 """
 from typing import Any
+
+from storage import Unavailable, Unstorable
 
 
 class RestifyError(Exception):
@@ -92,3 +96,13 @@ class ServiceUnavailable(RestifyError):
 
 class DeclarationError(Exception):
     """A repository, model, field or policy declaration that cannot work; raised at start-up."""
+
+
+def from_storage(error: BaseException) -> BaseException:
+    """The domain error for what storage raised (the database is unreachable, a value it cannot
+    store); any other error as it is."""
+    if isinstance(error, Unavailable):
+        return ServiceUnavailable()
+    if isinstance(error, Unstorable):
+        return BadRequest(f"The request holds {error}, which cannot be stored.")
+    return error

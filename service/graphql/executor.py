@@ -15,22 +15,19 @@ from graphql import (
 
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import RestifyError, ServiceUnavailable
+from service.core.errors import RestifyError, from_storage
 from service.graphql.config import GraphQLConfig
 from service.graphql.fast import PlainFieldExecutor
 from service.graphql.generator import build_schema_objects, exposed, lower_first
 from service.graphql.limits import Measure
 from service.graphql.resolvers import RepositoryResolvers, relation_resolver
-from storage import Unavailable
 
 log = logging.getLogger("restify.graphql")
 CACHE_SIZE = 512
 
 
 def _error_body(error: GraphQLError) -> dict[str, Any]:
-    original = error.original_error
-    if isinstance(original, Unavailable):
-        original = ServiceUnavailable()
+    original = from_storage(error.original_error) if error.original_error is not None else None
     formatted = error.formatted
     if isinstance(original, RestifyError):
         formatted["message"] = original.message

@@ -14,12 +14,12 @@ from service.core import auth
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import (
-    BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge, RestifyError, ServiceUnavailable, TooManyRequests,
-    UriTooLong,
+    BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge, RestifyError, TooManyRequests,
+    UriTooLong, from_storage,
 )
 from service.core.models import Model
 from service.core.uploads import Upload
-from storage import Unavailable
+from storage import Unavailable, Unstorable
 
 log = logging.getLogger("restify.http")
 _HTTP_MESSAGES = {400: "The request is malformed.", 404: "Not found.", 405: "Method not allowed.",
@@ -203,9 +203,7 @@ class JsonHandler(RequestHandler):
         self.finish()
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
-        error = kwargs.get("exc_info", (None, None, None))[1]
-        if isinstance(error, Unavailable):
-            error = ServiceUnavailable()
+        error = from_storage(kwargs.get("exc_info", (None, None, None))[1])
         if isinstance(error, RestifyError):
             self.set_status(error.status)
             body = error.body()
@@ -222,7 +220,7 @@ class JsonHandler(RequestHandler):
         self.finish(encode_json(body))
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
-        if isinstance(value, (RestifyError, HTTPError)):
+        if isinstance(value, (RestifyError, HTTPError, Unstorable)):
             return
         if isinstance(value, Unavailable):
             log.warning("database unavailable: %s", value)

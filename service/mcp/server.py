@@ -21,11 +21,11 @@ from mcp.shared.exceptions import MCPError
 from service.core import operations, profile
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import RestifyError, ServiceUnavailable
+from service.core.errors import RestifyError, from_storage
 from service.core.models import Model
 from service.core.query import RESERVED
 from service.mcp.tools import ToolRoute, definitions, routes
-from storage import Unavailable
+from storage import Unavailable, Unstorable
 
 log = logging.getLogger("restify.mcp")
 INSTRUCTIONS = ("Tools over this application's repositories. Each tool runs the same operation as the REST API, "
@@ -90,9 +90,10 @@ async def call(app: Restify, name: str, arguments: Mapping[str, Any], caller: Ca
         return result(await _run(app, route, dict(arguments), caller))
     except RestifyError as error:
         return result(error.body(), is_error=True)
-    except Unavailable as error:
-        log.warning("database unavailable: %s", error)
-        return result(ServiceUnavailable().body(), is_error=True)
+    except (Unavailable, Unstorable) as error:
+        if isinstance(error, Unavailable):
+            log.warning("database unavailable: %s", error)
+        return result(from_storage(error).body(), is_error=True)
     except Exception:  # the agent gets what a REST client would: no traceback
         log.exception("MCP tool %s failed", name)
         return result({"message": "Server error."}, is_error=True)

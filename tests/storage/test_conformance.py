@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from storage import DuplicateKey, Filter, is_valid_id
+from storage import DuplicateKey, Filter, Unstorable, is_valid_id
 
 EMBEDDED = not os.environ.get("MONGODB_URI")
 MISSING_ID = "0123456789abcdef01234567"  # well-formed, never stored
@@ -325,3 +325,16 @@ def test_filter_refuses_dict_and_list_values(where, kind):
     name = "id" if where.within and where.within[0] == "id" else "name"
     with pytest.raises(TypeError, match=rf"^filter value for '{name}' must be a scalar, got {kind}$"):
         where.to_mongo()
+
+
+# -- values BSON cannot carry -------------------------------------------------------
+
+@pytest.mark.parametrize("document", [{"name": "lone \ud800 surrogate"}, {"age": 2**70}], ids=["surrogate", "int"])
+async def test_a_value_bson_cannot_carry_is_unstorable_and_nothing_is_written(db, document):
+    people = db.collection("people")
+    with pytest.raises(Unstorable):
+        await people.insert(document)
+    with pytest.raises(Unstorable):
+        await people.find(Filter(equals=document))
+    assert await people.count(Filter()) == 0
+
