@@ -1,10 +1,17 @@
 """Child processes for the benchmark, and their CPU time read from /proc (no psutil)."""
 import os
+import shutil
 import signal
 import subprocess
+import sys
+import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+
+from storage import EmbeddedServer
+
+ROOT = Path(__file__).resolve().parent.parent
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -112,3 +119,60 @@ class Managed:
                 except ProcessLookupError:
                     pass
         self._handle.close()
+
+
+class Workspace:
+    """A temp dir holding an embedded database and the processes a bench command starts."""
+
+    def __init__(self, prefix: str) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix=prefix))
+        self.database: EmbeddedServer | None = None
+        self._started: list[Managed] = []
+
+    def start_database(self) -> EmbeddedServer:
+        self.database = EmbeddedServer(self.dir / "db").start()
+        return self.database
+
+    def start(self, name: str, command: list[str], env: dict[str, str]) -> Managed:
+        managed = Managed(name, command, self.dir / f"{name}.log", env, ROOT)
+        self._started.append(managed)
+        return managed
+
+    def serve(self, env: dict[str, str], port: int, processes: int) -> Managed:
+        """`restify serve` from this checkout, ready to answer."""
+        service = self.start("service", [sys.executable, "-m", "service.cli", "--app-dir", str(ROOT), "serve",
+                                         "--processes", str(processes), "--port", str(port)], env)
+        service.wait_for("Restify serving")
+        return service
+
+    def close(self, keep: bool) -> None:
+        for managed in reversed(self._started):
+            managed.stop()
+        if self.database is not None:
+            self.database.stop()
+        if keep:
+            print(f"logs and data kept in {self.dir}", file=sys.stderr)
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _raise_interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM takes the same clean-up path as Ctrl-C
+
+
+def in_workspace(prefix: str, command: Callable[[Workspace], int]) -> int:
+    """Runs `command` in a fresh workspace and stops everything it started, also on an error,
+    Ctrl-C or SIGTERM; the workspace is kept (and named) only when the command did not succeed."""
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    workspace = Workspace(prefix)
+    code = 1
+    try:
+        code = command(workspace)
+        return code
+    except KeyboardInterrupt:
+        print("interrupted; stopping everything", file=sys.stderr)
+        code = 130
+        return code
+    finally:
+        workspace.close(keep=code != 0)
+

@@ -13,20 +13,17 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
-import signal
 import sys
-import tempfile
 from pathlib import Path
 
 from bench.load import LoadResult, Target, run_load, wrk_available
 from bench.parity import Case, check_parity
-from bench.procs import Managed, command_line, descendants, machine_busy_seconds, total_cpu
+from bench.procs import (
+    ROOT, Managed, Workspace, command_line, descendants, in_workspace, machine_busy_seconds, total_cpu,
+)
 from bench.report import Measurement, combine, print_cpu, print_throughput
-from storage import EmbeddedServer
 from storage.embedded import free_port
 
-ROOT = Path(__file__).resolve().parent.parent
 DB_NAME = "bench"
 HOST = "127.0.0.1"
 STORE_BODY = json.dumps({"title": "Benchmark post", "body": "Written by bench.run.", "views": 1,
@@ -124,71 +121,46 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def _raise_interrupt(signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt  # SIGTERM takes the same clean-up path as Ctrl-C
-
-
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(argv)
-    signal.signal(signal.SIGTERM, _raise_interrupt)
-    workdir = Path(tempfile.mkdtemp(prefix="restify-bench-"))
-    started: list[Managed] = []
-    database = None
-    failed = True
-    try:
-        print(f"temp dir {workdir}; client {args.client}; {args.processes} process(es); "
-              f"{args.rounds} x {args.duration:g} s per side and case; "
-              f"load average before start {os.getloadavg()[0]:.2f}", flush=True)
-        database = EmbeddedServer(workdir / "db").start()
-        db_pid = _embedded_pid(database.uri)
-        env = {**os.environ, "MONGODB_URI": database.uri, "RESTIFY_DATABASE_NAME": DB_NAME}
-        print("seeding 100 users, 1,000 posts, 5,000 comments ...", flush=True)
-        post_id, token = asyncio.run(_seed(database.uri, env))
+    return in_workspace("restify-bench-", lambda workspace: _bench(workspace, args))
 
-        service_port, bare_port = free_port(), free_port()
-        service = Managed("service", [sys.executable, "-m", "service.cli", "--app-dir", str(ROOT), "serve",
-                                      "--processes", str(args.processes), "--port", str(service_port)],
-                          workdir / "service.log", env, ROOT)
-        started.append(service)
-        bare = Managed("bare", [sys.executable, "-m", "bench.bare", "--uri", database.uri, "--db", DB_NAME,
-                                "--port", str(bare_port), "--processes", str(args.processes)],
-                       workdir / "bare.log", env, ROOT)
-        started.append(bare)
-        service.wait_for("Restify serving")
-        bare.wait_for("bare serving", count=args.processes)
 
-        cases = [c for c in _cases(post_id, token) if args.only in c[0]]
-        check_parity(HOST, service_port, bare_port, cases)
-        rows: list[tuple[str, int, Measurement, Measurement]] = []
-        for name, method, path, body, headers, bare_request in cases:
-            requests = {"service": (method, path, headers, body)}
-            b_method, b_path, b_body, b_headers = bare_request or (method, path, body, headers)
-            requests["bare"] = (b_method, b_path, b_headers, b_body)
-            for connections in args.connections:
-                runs: dict[str, list[Measurement]] = {"service": [], "bare": []}
-                # Alternating rounds, so a slow spell of the shared database hits both sides alike.
-                for _ in range(args.rounds):
-                    for side, server, port in (("service", service, service_port), ("bare", bare, bare_port)):
-                        target = Target(HOST, port, *requests[side])
-                        runs[side].append(_measure(server, db_pid, target, connections, args, workdir))
-                rows.append((name, connections, combine(runs["service"]), combine(runs["bare"])))
-                print(f"  done: {name} x{connections}", flush=True)
-        print_throughput(rows, args)
-        print_cpu(rows, args)
-        failed = False
-        return 0
-    except KeyboardInterrupt:
-        print("interrupted; stopping everything", file=sys.stderr)
-        return 130
-    finally:
-        for managed in reversed(started):
-            managed.stop()
-        if database is not None:
-            database.stop()
-        if failed:
-            print(f"logs kept in {workdir}", file=sys.stderr)
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+def _bench(workspace: Workspace, args: argparse.Namespace) -> int:
+    print(f"temp dir {workspace.dir}; client {args.client}; {args.processes} process(es); "
+          f"{args.rounds} x {args.duration:g} s per side and case; "
+          f"load average before start {os.getloadavg()[0]:.2f}", flush=True)
+    database = workspace.start_database()
+    db_pid = _embedded_pid(database.uri)
+    env = {**os.environ, "MONGODB_URI": database.uri, "RESTIFY_DATABASE_NAME": DB_NAME}
+    print("seeding 100 users, 1,000 posts, 5,000 comments ...", flush=True)
+    post_id, token = asyncio.run(_seed(database.uri, env))
+
+    service_port, bare_port = free_port(), free_port()
+    service = workspace.serve(env, service_port, args.processes)
+    bare = workspace.start("bare", [sys.executable, "-m", "bench.bare", "--uri", database.uri, "--db", DB_NAME,
+                                    "--port", str(bare_port), "--processes", str(args.processes)], env)
+    bare.wait_for("bare serving", count=args.processes)
+
+    cases = [c for c in _cases(post_id, token) if args.only in c[0]]
+    check_parity(HOST, service_port, bare_port, cases)
+    rows: list[tuple[str, int, Measurement, Measurement]] = []
+    for name, method, path, body, headers, bare_request in cases:
+        requests = {"service": (method, path, headers, body)}
+        b_method, b_path, b_body, b_headers = bare_request or (method, path, body, headers)
+        requests["bare"] = (b_method, b_path, b_headers, b_body)
+        for connections in args.connections:
+            runs: dict[str, list[Measurement]] = {"service": [], "bare": []}
+            # Alternating rounds, so a slow spell of the shared database hits both sides alike.
+            for _ in range(args.rounds):
+                for side, server, port in (("service", service, service_port), ("bare", bare, bare_port)):
+                    target = Target(HOST, port, *requests[side])
+                    runs[side].append(_measure(server, db_pid, target, connections, args, workspace.dir))
+            rows.append((name, connections, combine(runs["service"]), combine(runs["bare"])))
+            print(f"  done: {name} x{connections}", flush=True)
+    print_throughput(rows, args)
+    print_cpu(rows, args)
+    return 0
 
 
 if __name__ == "__main__":

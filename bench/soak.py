@@ -26,10 +26,6 @@ import itertools
 import json
 import os
 import random
-import shutil
-import signal
-import sys
-import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Iterable
@@ -39,6 +35,7 @@ from typing import Any
 
 from tornado.simple_httpclient import SimpleAsyncHTTPClient
 
+from bench.procs import Workspace, in_workspace
 from storage import Database, Filter
 from tests.images import GIF, multipart, png
 
@@ -1017,50 +1014,27 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def _raise_interrupt(signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> int:
-    from bench.procs import Managed
-    from bench.run import HOST, ROOT
-    from storage import EmbeddedServer
+    args = _parse_args(argv)
+    return in_workspace("restify-soak-", lambda workspace: _run(workspace, args))
+
+
+def _run(workspace: Workspace, args: argparse.Namespace) -> int:
+    from bench.run import HOST
     from storage.embedded import free_port
 
-    args = _parse_args(argv)
-    signal.signal(signal.SIGTERM, _raise_interrupt)
-    workdir = Path(tempfile.mkdtemp(prefix="restify-soak-"))
-    database = service = None
-    keep = True
-    try:
-        database = EmbeddedServer(workdir / "db").start()
-        port, db_name, files_root = free_port(), "soak", workdir / "storage"
-        env = {**os.environ, "MONGODB_URI": database.uri, "RESTIFY_DATABASE_NAME": db_name,
-               "RESTIFY_FILES_ROOT": str(files_root), "RESTIFY_FILES_DISK": args.disk}
-        if not args.real_hashing:
-            env.update(RESTIFY_AUTH_ARGON2_TIME_COST="1", RESTIFY_AUTH_ARGON2_MEMORY_KIB="1024")
-        service = Managed("service", [sys.executable, "-m", "service.cli", "--app-dir", str(ROOT), "serve",
-                                      "--processes", str(args.processes), "--port", str(port)],
-                          workdir / "service.log", env, ROOT)
-        service.wait_for("Restify serving")
-        print(f"temp dir {workdir}; service on {HOST}:{port} ({args.processes} process(es)); "
-              f"database {database.uri}", flush=True)
-        code = asyncio.run(_soak(database.uri, db_name, f"http://{HOST}:{port}", files_root, args))
-        service.check_alive()
-        keep = code != 0
-        return code
-    except KeyboardInterrupt:
-        print("interrupted; stopping everything", file=sys.stderr)
-        return 130
-    finally:
-        if service is not None:
-            service.stop()
-        if database is not None:
-            database.stop()
-        if keep:
-            print(f"logs and data kept in {workdir}", file=sys.stderr)
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+    database = workspace.start_database()
+    port, db_name, files_root = free_port(), "soak", workspace.dir / "storage"
+    env = {**os.environ, "MONGODB_URI": database.uri, "RESTIFY_DATABASE_NAME": db_name,
+           "RESTIFY_FILES_ROOT": str(files_root), "RESTIFY_FILES_DISK": args.disk}
+    if not args.real_hashing:
+        env.update(RESTIFY_AUTH_ARGON2_TIME_COST="1", RESTIFY_AUTH_ARGON2_MEMORY_KIB="1024")
+    service = workspace.serve(env, port, args.processes)
+    print(f"temp dir {workspace.dir}; service on {HOST}:{port} ({args.processes} process(es)); "
+          f"database {database.uri}", flush=True)
+    code = asyncio.run(_soak(database.uri, db_name, f"http://{HOST}:{port}", files_root, args))
+    service.check_alive()
+    return code
 
 
 if __name__ == "__main__":
