@@ -58,6 +58,11 @@ def failures(invariants: dict[str, Invariant], *keys: str) -> str:
     return "\n".join(f"{i.name}:\n  " + "\n  ".join(i.problems[:10]) for i in chosen if not i.ok)
 
 
+async def assert_invariants_hold(workload: Workload, db, restify) -> None:
+    problems = failures(await verify(workload, db, restify))
+    assert not problems, problems
+
+
 async def started(doors: Doors, users: int = 2) -> Workload:
     workload = Workload(doors, users=users, hot_posts=1)
     await workload.setup()
@@ -114,8 +119,7 @@ async def test_exactly_one_of_many_same_email_registrations_succeeds(doors, db, 
     for _ in range(3):
         await workload.register_burst()
     assert [acked for _, _, acked, _ in workload.ledger.bursts] == [1, 1, 1]
-    invariants = await verify(workload, db, restify)
-    assert not failures(invariants), failures(invariants)  # one user and one token per winner, none for losers
+    await assert_invariants_hold(workload, db, restify)  # one user and one token per winner, none for losers
 
 
 async def test_exactly_one_of_many_changes_to_the_same_unique_value_succeeds(doors, db):
@@ -155,8 +159,7 @@ async def test_racing_deletes_acknowledge_one_and_racing_updates_lose_nothing(do
     for victim in victims:
         assert sum(d.acked for d in workload.ledger.posts[victim].deletes) == 1
         assert await db.collection("posts").find_by_id(victim) is None
-    invariants = await verify(workload, db, restify)
-    assert not failures(invariants), failures(invariants)
+    await assert_invariants_hold(workload, db, restify)
 
 
 async def test_refused_uploads_racing_good_ones_leave_nothing_behind(doors, db, restify):
@@ -169,8 +172,7 @@ async def test_refused_uploads_racing_good_ones_leave_nothing_behind(doors, db, 
                                          + [workload.upload_cover(account, post)]
                                          + [workload.upload_cover(account, post, bad=True) for _ in range(4)]))
         assert [a.status for a in answers] == [200] + [422] * 4 + [200] + [422] * 4
-    invariants = await verify(workload, db, restify)
-    assert not failures(invariants), failures(invariants)
+    await assert_invariants_hold(workload, db, restify)
 
 
 # -- file races ------------------------------------------------------------------------------------------
@@ -195,8 +197,7 @@ async def test_deleting_a_post_deletes_its_cover_on_every_door(doors, db, restif
         post = await workload.create_post(account, door)
         assert (await workload.upload_cover(account, post)).ok
         assert (await workload.delete_post(account, post, door)).ok
-    invariants = await verify(workload, db, restify)
-    assert not failures(invariants), failures(invariants)
+    await assert_invariants_hold(workload, db, restify)
 
 
 @pytest.mark.parametrize("config", ["local", "gridfs"], indirect=True)
@@ -228,8 +229,7 @@ async def test_reading_a_file_while_it_is_replaced_answers_200_or_404(doors, db,
         assert (await workload.upload_cover(account, post, kind=kind)).ok
     await asyncio.gather(writer(), *(reader(newest) for newest in (1, 2) for _ in range(12)))
     assert set(seen) <= {200, 404}, sorted(set(seen))
-    invariants = await verify(workload, db, restify)
-    assert not failures(invariants), failures(invariants)
+    await assert_invariants_hold(workload, db, restify)
 
 
 async def test_an_acknowledged_update_answers_with_the_values_it_wrote(doors, db, restify):
@@ -237,8 +237,7 @@ async def test_an_acknowledged_update_answers_with_the_values_it_wrote(doors, db
     account = workload.accounts[0]
     post = account.hot[0]
     await asyncio.gather(*(workload.update_post(account, post, door) for door in workload.door_choices * 6))
-    invariants = await verify(workload, db, restify)
-    assert not failures(invariants), failures(invariants)
+    await assert_invariants_hold(workload, db, restify)
 
 
 # -- known bugs: the correct behaviour, asserted; strict, so a fix shows up as XPASS ------------------------
@@ -250,8 +249,7 @@ async def test_a_delete_racing_an_upload_to_the_same_post_leaves_no_orphaned_fil
         await workload.upload_cover(account, victim, kind="png")
         await asyncio.gather(workload.upload_cover(account, victim, kind="gif"),
                              workload.delete_post(account, victim, door))
-    invariants = await verify(workload, db, restify)
-    assert not failures(invariants), failures(invariants)
+    await assert_invariants_hold(workload, db, restify)
 
 
 @pytest.mark.parametrize("config", ["local", "gridfs"], indirect=True)
