@@ -35,10 +35,6 @@ class Database:
         return GridFSDisk(self._db, bucket)
 
     @unavailable_as_error
-    async def ping(self) -> None:
-        await self._db.command("ping")
-
-    @unavailable_as_error
     async def drop(self) -> None:
         await self._client.drop_database(self.name)
 

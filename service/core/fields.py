@@ -4,7 +4,6 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-KINDS = ("string", "textarea", "numeric", "boolean", "date", "image", "password")
 _NO_DEFAULT = object()
 
 

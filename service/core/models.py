@@ -94,7 +94,3 @@ class Model:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.id}>"
-
-
-def model_named(name: str) -> type[Model] | None:
-    return _MODELS.get(name)

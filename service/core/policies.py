@@ -9,7 +9,6 @@ from typing import Any
 from service.core.models import Model
 
 log = logging.getLogger("restify.policies")
-ACTIONS = ("show", "store", "update", "delete")
 
 
 class Policy:
