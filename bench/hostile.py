@@ -1,0 +1,353 @@
+"""Hostile soak: plain reads measured while a bounded attack mix runs, next to the same reads without it.
+
+    python -m bench.hostile [--seconds 15] [--readers 4] [--processes 1]
+
+Starts an embedded nx-27017 and `restify serve` (real argon2 cost) in a temp dir, registers a user and
+writes 50 posts, then runs two phases of `--seconds` each:
+
+1. quiet: `--readers` keep-alive clients read the posts index and single posts, back to back;
+2. hostile: the same readers, while another process runs the attack mix, every part bounded in count:
+   GraphQL fragment bombs (ten fragments, each spreading the next four times) and alias floods (a
+   ~700 KB document of 60,000 aliases), login storms (wrong passwords for one account and for many),
+   slow clients (headers sent a byte at a time), half-open connections (never a byte), and oversized
+   bodies (a declared and an undeclared 20 MB).
+
+It prints the p50, p99 and maximum latency of the plain reads in each phase, what the attacks got back
+(status counts), and whether the targets hold: hostile p99 within 3x of quiet p99, no plain read slower
+than 500 ms, no plain read failing, no 5xx to anyone. Exit code 1 when a target fails.
+"""
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from bench.procs import Workspace, in_workspace
+
+HOST = "127.0.0.1"
+P99_FACTOR = 3.0
+MAX_PLAIN_MS = 500.0
+
+
+# -- a minimal keep-alive HTTP/1.1 client: the reads measured must not pay for a client's own overhead ----
+class Connection:
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def request(self, method: str, path: str, body: bytes = b"",
+                      headers: dict[str, str] | None = None, timeout: float = 30.0) -> tuple[int, bytes]:
+        if self.writer is None or self.writer.is_closing():
+            self.reader, self.writer = await asyncio.open_connection(HOST, self.port)
+        lines = [f"{method} {path} HTTP/1.1", f"Host: {HOST}:{self.port}", f"Content-Length: {len(body)}"]
+        lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+        self.writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+        try:
+            return await asyncio.wait_for(self._answer(method), timeout)
+        except (asyncio.TimeoutError, ConnectionError, asyncio.IncompleteReadError):
+            self.close()
+            raise
+
+    async def _answer(self, method: str) -> tuple[int, bytes]:
+        assert self.reader is not None
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        status_line, *header_lines = head.decode("latin-1").split("\r\n")
+        headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines if h)}
+        length = int(headers.get("content-length", "0") or 0)
+        body = await self.reader.readexactly(length) if length and method != "HEAD" else b""
+        if headers.get("connection", "").lower() == "close":
+            self.close()
+        return int(status_line.split()[1]), body
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
+
+
+# -- the plain reads that are measured ---------------------------------------------------------------------
+@dataclass
+class Reads:
+    latencies_ms: list[float] = field(default_factory=list)
+    failures: Counter = field(default_factory=Counter)
+
+    def percentile(self, p: float) -> float:
+        ordered = sorted(self.latencies_ms)
+        return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))] if ordered else float("nan")
+
+
+async def read_plainly(port: int, post_ids: list[str], seconds: float, readers: int) -> Reads:
+    reads = Reads()
+    deadline = time.monotonic() + seconds
+
+    async def reader(index: int) -> None:
+        connection = Connection(port)
+        rng = random.Random(index)
+        while time.monotonic() < deadline:
+            path = "/api/restify/posts?perPage=15" if rng.random() < 0.5 \
+                else f"/api/restify/posts/{rng.choice(post_ids)}"
+            started = time.perf_counter()
+            try:
+                status, _ = await connection.request("GET", path)
+            except Exception as error:  # noqa: BLE001 - a plain read that fails is a finding
+                reads.failures[type(error).__name__] += 1
+                continue
+            reads.latencies_ms.append(1000 * (time.perf_counter() - started))
+            if status != 200:
+                reads.failures[status] += 1
+            await asyncio.sleep(0.005)
+        connection.close()
+
+    await asyncio.gather(*(reader(i) for i in range(readers)))
+    return reads
+
+
+# -- the attack mix, run in its own process ----------------------------------------------------------------
+def fragment_bomb(levels: int = 10, spreads: int = 4) -> str:
+    fragments = ["fragment F0 on Post { id title }"]
+    for level in range(1, levels):
+        fragments.append(f"fragment F{level} on Post {{ {' '.join([f'...F{level - 1}'] * spreads)} }}")
+    return f"query {{ postList {{ ...F{levels - 1} }} }}\n" + "\n".join(fragments)
+
+
+def alias_flood(aliases: int = 60_000) -> str:
+    """Short base-36 alias names keep 60,000 of them under the 1 MiB body limit (about 950 KB)."""
+    return "query { " + " ".join(f"{_base36(i)}:__typename" for i in range(aliases)) + " }"
+
+
+def _base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    name = ""
+    while True:
+        n, digit = divmod(n, 36)
+        name = digits[digit] + name
+        if n == 0:
+            return "a" + name
+
+
+class Attacks:
+    """Each part loops until the deadline with bounded concurrency; statuses are counted per part."""
+
+    def __init__(self, port: int, email: str, deadline: float) -> None:
+        self.port = port
+        self.email = email
+        self.deadline = deadline
+        self.statuses: dict[str, Counter] = {}
+        self.bomb = json.dumps({"query": fragment_bomb()}).encode()
+        self.flood = json.dumps({"query": alias_flood()}).encode()
+
+    def _count(self, part: str, status: object) -> None:
+        self.statuses.setdefault(part, Counter())[status] += 1
+
+    async def _loop(self, part: str, method: str, path: str, body: bytes, headers: dict[str, str],
+                    pause: float = 0.0) -> None:
+        connection = Connection(self.port)
+        while time.monotonic() < self.deadline:
+            try:
+                status, _ = await connection.request(method, path, body, headers, timeout=60)
+                self._count(part, status)
+            except Exception as error:  # noqa: BLE001 - closed or timed out: counted, then reconnect
+                self._count(part, type(error).__name__)
+            await asyncio.sleep(pause)
+        connection.close()
+
+    async def graphql(self) -> list:
+        json_type = {"Content-Type": "application/json"}
+        return [self._loop("graphql fragment bomb", "POST", "/graphql", self.bomb, json_type) for _ in range(2)] + \
+               [self._loop("graphql alias flood", "POST", "/graphql", self.flood, json_type) for _ in range(4)]
+
+    def logins(self) -> list:
+        wrong = json.dumps({"email": self.email, "password": "not-the-password"}).encode()
+        json_type = {"Content-Type": "application/json"}
+
+        async def many_accounts() -> None:
+            connection = Connection(self.port)
+            n = 0
+            while time.monotonic() < self.deadline:
+                n += 1
+                body = json.dumps({"email": f"nobody{n}@example.com", "password": "guess"}).encode()
+                try:
+                    status, _ = await connection.request("POST", "/api/login", body, json_type, timeout=60)
+                    self._count("login storm, many accounts", status)
+                except Exception as error:  # noqa: BLE001
+                    self._count("login storm, many accounts", type(error).__name__)
+        return [self._loop("login storm, one account", "POST", "/api/login", wrong, json_type) for _ in range(20)] + \
+               [many_accounts() for _ in range(20)]
+
+    async def slow_clients(self, count: int = 50) -> None:
+        """Headers a byte at a time, one byte a second: the server should give up on them."""
+        async def one() -> None:
+            try:
+                _, writer = await asyncio.open_connection(HOST, self.port)
+            except OSError as error:
+                self._count("slow headers", type(error).__name__)
+                return
+            request = f"GET /api/restify/posts HTTP/1.1\r\nHost: {HOST}\r\nX-Slow: ".encode() + b"a" * 200
+            try:
+                for byte in request:
+                    if time.monotonic() > self.deadline:
+                        break
+                    writer.write(bytes([byte]))
+                    await writer.drain()
+                    await asyncio.sleep(1.0)
+                self._count("slow headers", "held to the end")
+            except (ConnectionError, OSError):
+                self._count("slow headers", "closed by the server")
+            finally:
+                writer.close()
+        await asyncio.gather(*(one() for _ in range(count)))
+
+    async def half_open(self, count: int = 300) -> None:
+        """Connections that never send a byte."""
+        async def one() -> None:
+            try:
+                reader, writer = await asyncio.open_connection(HOST, self.port)
+            except OSError as error:
+                self._count("half-open", type(error).__name__)
+                return
+            try:
+                remaining = max(0.0, self.deadline - time.monotonic())
+                data = await asyncio.wait_for(reader.read(1), remaining)
+                self._count("half-open", "closed by the server" if not data else "answered")
+            except asyncio.TimeoutError:
+                self._count("half-open", "held to the end")
+            except (ConnectionError, OSError):
+                self._count("half-open", "closed by the server")
+            finally:
+                writer.close()
+        await asyncio.gather(*(one() for _ in range(count)))
+
+    def oversized(self) -> list:
+        big = b"{" + b" " * (20 * 1024 * 1024) + b"}"
+        json_type = {"Content-Type": "application/json"}
+
+        async def undeclared() -> None:
+            # A chunked body with no Content-Length: refused while it streams in.
+            while time.monotonic() < self.deadline:
+                try:
+                    reader, writer = await asyncio.open_connection(HOST, self.port)
+                    writer.write(f"POST /api/restify/posts HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: "
+                                 "application/json\r\nTransfer-Encoding: chunked\r\n\r\n".encode())
+                    chunk = b" " * 65536
+                    for _ in range(320):
+                        writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                        await writer.drain()
+                    writer.write(b"0\r\n\r\n")
+                    status_line = await asyncio.wait_for(reader.readline(), 30)
+                    self._count("oversized body, chunked", int(status_line.split()[1]) if status_line else "closed")
+                    writer.close()
+                except (ConnectionError, OSError, asyncio.TimeoutError, IndexError, ValueError) as error:
+                    self._count("oversized body, chunked", type(error).__name__)
+                await asyncio.sleep(0.2)
+        return [self._loop("oversized body, declared", "POST", "/api/restify/posts", big, json_type, pause=0.2),
+                undeclared()]
+
+    async def run(self) -> dict[str, dict]:
+        parts = await self.graphql() + self.logins() + self.oversized() + [self.slow_clients(), self.half_open()]
+        await asyncio.gather(*parts)
+        return {part: dict(counts) for part, counts in self.statuses.items()}
+
+
+def _attack_process(port: int, email: str, seconds: float, results: "multiprocessing.Queue") -> None:
+    async def main() -> dict[str, dict]:
+        return await Attacks(port, email, time.monotonic() + seconds).run()
+    results.put(asyncio.run(main()))
+
+
+# -- the command -------------------------------------------------------------------------------------------
+async def _prepare(port: int) -> tuple[str, list[str]]:
+    """Registers a user and writes 50 posts; returns the user's email and the post ids."""
+    connection = Connection(port)
+    email = "victim@example.com"
+    json_type = {"Content-Type": "application/json"}
+    body = json.dumps({"name": "Victim", "email": email, "password": "correct-horse",
+                       "password_confirmation": "correct-horse"}).encode()
+    status, raw = await connection.request("POST", "/api/register", body, json_type)
+    if status != 201:
+        raise RuntimeError(f"register answered {status}: {raw[:200]!r}")
+    token = json.loads(raw)["meta"]["token"]
+    ids = []
+    for n in range(50):
+        post = json.dumps({"title": f"Post {n}", "body": "text " * 40, "published": True}).encode()
+        status, raw = await connection.request("POST", "/api/restify/posts", post,
+                                               {**json_type, "Authorization": f"Bearer {token}"})
+        if status != 201:
+            raise RuntimeError(f"store answered {status}: {raw[:200]!r}")
+        ids.append(json.loads(raw)["data"]["id"])
+    connection.close()
+    return email, ids
+
+
+def _line(name: str, reads: Reads) -> str:
+    return (f"{name:<10}{len(reads.latencies_ms):>8}{reads.percentile(50):>10.1f}{reads.percentile(99):>10.1f}"
+            f"{max(reads.latencies_ms, default=float('nan')):>10.1f}   failures {dict(reads.failures) or 0}")
+
+
+def _verdict(quiet: Reads, hostile: Reads, attacks: dict[str, dict]) -> list[tuple[str, bool]]:
+    server_errors = sum(n for counts in attacks.values() for status, n in counts.items()
+                        if isinstance(status, int) and status >= 500)
+    return [
+        (f"hostile p99 within {P99_FACTOR:g}x of quiet p99 "
+         f"({hostile.percentile(99):.1f} vs {quiet.percentile(99):.1f} ms)",
+         hostile.percentile(99) <= P99_FACTOR * max(quiet.percentile(99), 1.0)),
+        (f"no plain read slower than {MAX_PLAIN_MS:g} ms (slowest {max(hostile.latencies_ms, default=0):.1f} ms)",
+         max(hostile.latencies_ms, default=0) <= MAX_PLAIN_MS),
+        ("no plain read failed", not quiet.failures and not hostile.failures),
+        (f"no 5xx to the attacks ({server_errors})", server_errors == 0),
+    ]
+
+
+def _run(workspace: Workspace, args: argparse.Namespace) -> int:
+    from storage.embedded import free_port
+
+    database = workspace.start_database()
+    port = free_port()
+    env = {**os.environ, "MONGODB_URI": database.uri, "RESTIFY_DATABASE_NAME": "hostile",
+           "RESTIFY_FILES_ROOT": str(workspace.dir / "storage")}
+    service = workspace.serve(env, port, args.processes)
+    print(f"temp dir {workspace.dir}; service on {HOST}:{port} ({args.processes} process(es)); "
+          f"database {database.uri}", flush=True)
+    email, ids = asyncio.run(_prepare(port))
+    quiet = asyncio.run(read_plainly(port, ids, args.seconds, args.readers))
+    results: multiprocessing.Queue = multiprocessing.Queue()
+    attacker = multiprocessing.get_context("fork").Process(
+        target=_attack_process, args=(port, email, args.seconds, results), daemon=True)
+    attacker.start()
+    time.sleep(0.5)  # the attacks are under way before the reads are measured
+    hostile = asyncio.run(read_plainly(port, ids, args.seconds, args.readers))
+    attacks = results.get(timeout=args.seconds + 120)
+    attacker.join(timeout=30)
+    service.check_alive()
+
+    print(f"\n{'phase':<10}{'reads':>8}{'p50 ms':>10}{'p99 ms':>10}{'max ms':>10}")
+    print(_line("quiet", quiet))
+    print(_line("hostile", hostile))
+    print("\nattacks (what they got back):")
+    for part, counts in sorted(attacks.items()):
+        print(f"  {part:<30}{sum(counts.values()):>6}  {dict(sorted(counts.items(), key=str))}")
+    print("\ntargets:")
+    verdict = _verdict(quiet, hostile, attacks)
+    for text, ok in verdict:
+        print(f"  [{'PASS' if ok else 'FAIL'}] {text}")
+    return 0 if all(ok for _, ok in verdict) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.hostile", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=15.0, help="length of each phase (default 15)")
+    parser.add_argument("--readers", type=int, default=4, help="concurrent plain readers (default 4)")
+    parser.add_argument("--processes", type=int, default=1, help="`restify serve --processes` (default 1)")
+    args = parser.parse_args(argv)
+    if args.seconds <= 0 or args.readers < 1 or args.processes < 1:
+        parser.error("--seconds, --readers and --processes must be positive")
+    return in_workspace("restify-hostile-", lambda workspace: _run(workspace, args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
