@@ -130,6 +130,7 @@ def test_redocly_lint_reports_no_error(served_document):
     npx = shutil.which("npx")
     assert npx, "Node.js with npx (Node 20 or later) is needed to lint the document with Redocly"
     result = _run([npx, "--yes", REDOCLY, "lint", served_document.name, "--format", "json"], served_document.parent)
+    assert result.stdout.strip(), result.stderr  # no report: npx could not fetch or start Redocly
     report = json.loads(result.stdout)
     errors = [problem for problem in report["problems"] if problem["severity"] == "error"]
     assert report["totals"]["errors"] == 0, json.dumps(errors, indent=2)
