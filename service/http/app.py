@@ -9,7 +9,8 @@ from tornado.web import Application, RequestHandler
 from service.core.app import Restify
 from service.http.base import NotFoundHandler
 from service.http.handlers import (
-    CollectionHandler, LoginHandler, LogoutHandler, ProfileHandler, RecordHandler, RegisterHandler,
+    CollectionHandler, CollectionUploadHandler, LoginHandler, LogoutHandler, ProfileHandler, ProfileUploadHandler,
+    RecordHandler, RecordUploadHandler, RegisterHandler,
 )
 from service.http.files import FileHandler
 from service.http.openapi import OpenApiHandler
@@ -28,10 +29,13 @@ def rest_routes(app: Restify) -> list[tuple]:
         (rf"{auth_prefix}/login", LoginHandler, state),
         (rf"{auth_prefix}/logout", LogoutHandler, state),
         (rf"{prefix}/profile", ProfileHandler, state),
+        (rf"{prefix}/profile/upload", ProfileUploadHandler, state),
         (rf"{prefix}/openapi\.json", OpenApiHandler, state),
         (rf"{files}/(.+)", FileHandler, state),
         (rf"{prefix}/([^/]+)", CollectionHandler, state),
+        (rf"{prefix}/([^/]+)/upload", CollectionUploadHandler, state),
         (rf"{prefix}/([^/]+)/([^/]+)", RecordHandler, state),
+        (rf"{prefix}/([^/]+)/([^/]+)/upload", RecordUploadHandler, state),
     ]
 
 

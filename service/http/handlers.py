@@ -4,14 +4,24 @@ from service.http.base import JsonHandler
 
 
 class CollectionHandler(JsonHandler):
+    path_suffix = ""  # what follows the collection's URL in this route
+
     async def get(self, name: str) -> None:
         self.send_json(await operations.index(self.app, name, self.context()))
 
     async def post(self, name: str) -> None:
         payload = self.payload(allow_multipart=True)
         body = await operations.store(self.app, name, payload, self.context(), files=self.files)
-        self.set_header("Location", f"{self.request.full_url().split('?')[0]}/{body['data']['id']}")
+        collection = self.request.full_url().split("?")[0].removesuffix(self.path_suffix)
+        self.set_header("Location", f"{collection}/{body['data']['id']}")
         self.send_json(body, 201)
+
+
+class CollectionUploadHandler(JsonHandler):
+    """`POST <prefix>/<r>/upload`: the store above, the route the OpenAPI document gives to
+    multipart (one media type per operation); POST `<prefix>/<r>` keeps reading multipart too."""
+    path_suffix = "/upload"
+    post = CollectionHandler.post
 
 
 class RecordHandler(JsonHandler):
@@ -32,6 +42,11 @@ class RecordHandler(JsonHandler):
     async def delete(self, name: str, id: str) -> None:
         await operations.delete(self.app, name, id, self.context())
         self.no_content()
+
+
+class RecordUploadHandler(JsonHandler):
+    """`POST <prefix>/<r>/<id>/upload`: the multipart update's own route (as CollectionUploadHandler)."""
+    post = RecordHandler.post
 
 
 class RegisterHandler(JsonHandler):
@@ -62,3 +77,8 @@ class ProfileHandler(JsonHandler):
     async def post(self) -> None:
         payload = self.payload(allow_multipart=True)
         self.send_json(await profile.update(self.app, payload, self.context(), files=self.files))
+
+
+class ProfileUploadHandler(JsonHandler):
+    """`POST <prefix>/profile/upload`: the multipart profile update's own route."""
+    post = ProfileHandler.post

@@ -55,6 +55,8 @@ def build_document(registry: Registry, settings: Settings) -> dict[str, Any]:
     return {
         "openapi": OPENAPI_VERSION,
         "info": {"title": "Restify API", "version": _version(), "description": DESCRIPTION},
+        # Relative: the host that serves this document (paths carry their full prefix).
+        "servers": [{"url": "/", "description": "The server this document is served from."}],
         "tags": tags,
         "paths": path_items,
         "components": shared,

@@ -13,6 +13,7 @@ from service.openapi.components import JSON, error_responses, json_content, sche
 Schema = dict[str, Any]
 OPTIONAL_TOKEN: list[Schema] = [{}, {"bearerAuth": []}]
 TOKEN: list[Schema] = [{"bearerAuth": []}]
+NO_TOKEN: list[Schema] = []  # register and login: how a client gets its token
 MULTIPART = "multipart/form-data"
 
 
@@ -30,24 +31,25 @@ def _ok(description: str, schema: Schema, status: int = 200, **extra: Any) -> di
     return {str(status): {"description": description, "content": json_content(schema), **extra}}
 
 
-def _body(json_schema: Schema, form_schema: Schema | None = None, required: bool = True) -> Schema:
-    content: Schema = {JSON: {"schema": json_schema}}
-    if form_schema is not None:
-        content[MULTIPART] = {"schema": form_schema}
-    return {"required": required, "content": content}
+def _body(schema: Schema, required: bool = True, media_type: str = JSON) -> Schema:
+    """One media type per operation: generated clients take one body type per call."""
+    return {"required": required, "content": {media_type: {"schema": schema}}}
 
 
-def _links(resource_name: str, pointer: str) -> dict[str, Schema]:
+def _links(resource_name: str, pointer: str, forms: bool) -> dict[str, Schema]:
     """Follow-up operations on the record a response returned (used by stateful fuzzing too)."""
     targets = {"show": "Show", "update": "Update", "patch": "Patch", "upload": "Upload", "delete": "Delete"}
     return {f"{label}{resource_name.title().replace('_', '')}": {
         "operationId": f"{resource_name}.{action}", "parameters": {"id": f"$response.body#{pointer}"}}
-        for action, label in targets.items()}
+        for action, label in targets.items() if forms or action != "upload"}
 
 
 # -- repositories -------------------------------------------------------------------------------
 
 def repository_paths(resource: Resource, settings: Settings) -> dict[str, Schema]:
+    """Collection and record routes; with file fields, the multipart writes on their own paths
+    (`<r>/upload`, `<r>/{id}/upload`). POST `<r>` and `<r>/{id}` still read multipart too, for
+    existing clients, but are documented as JSON: one media type per operation."""
     n = resource.name
     security = TOKEN if settings.requires_user else OPTIONAL_TOKEN
     forms = resources.has_files(resource)
@@ -58,17 +60,19 @@ def repository_paths(resource: Resource, settings: Settings) -> dict[str, Schema
     def changed() -> dict[str, Schema]:
         return {**_ok("The changed record.", ref("Document")), **error_responses(400, 403, 404, 413, 422)}
 
-    created = {"description": "Created.", "content": json_content(ref("Document")),
-               "headers": {"Location": {"description": "The new record's URL.", "schema": {"type": "string"}}},
-               "links": _links(n, "/data/id")}
+    def created() -> dict[str, Schema]:
+        return {"201": {"description": "Created.", "content": json_content(ref("Document")),
+                        "headers": {"Location": {"description": "The new record's URL.", "schema": {"type": "string"}}},
+                        "links": _links(n, "/data/id", forms)},
+                **error_responses(400, 403, 413, 422)}
+
     collection = {
         "get": _operation(
             f"{n}.index", n, f"List {n}",
             {**_ok(f"A page of {n} the user may see.", ref("Page")), **error_responses(400, 403)}, security,
             parameters=parameters.index_parameters(resource, resources.fields_for(resource, "index"), settings)),
-        "post": _operation(
-            f"{n}.store", n, f"Create a {n} record", {"201": created, **error_responses(400, 403, 413, 422)},
-            security, requestBody=_body(ref("Store"), ref("StoreForm") if forms else None)),
+        "post": _operation(f"{n}.store", n, f"Create a {n} record", created(), security,
+                           requestBody=_body(ref("Store"))),
     }
     record = {
         "parameters": [parameters.id_parameter(n)],
@@ -79,15 +83,24 @@ def repository_paths(resource: Resource, settings: Settings) -> dict[str, Schema
                           changed(), security, requestBody=_body(ref("Update"))),
         "patch": _operation(f"{n}.patch", n, f"Change some of a {n} record's attributes (only those sent)",
                             changed(), security, requestBody=_body(ref("Patch"), required=False)),
-        "post": _operation(f"{n}.upload", n, "As PUT, with multipart/form-data allowed (file fields)",
-                           changed(), security,
-                           requestBody=_body(ref("Update"), ref("UpdateForm") if forms else None)),
+        "post": _operation(f"{n}.updateByPost", n, "As PUT, for clients that send POST"
+                           + (" (files: POST .../{id}/upload)" if forms else ""), changed(), security,
+                           requestBody=_body(ref("Update"))),
         "delete": _operation(f"{n}.delete", n, f"Delete a {n} record",
                              {"204": {"description": "Deleted; no body."}, **error_responses(400, 403, 404)},
                              security),
     }
     prefix = _prefix(settings, "prefix")
-    return {f"{prefix}/{n}": collection, f"{prefix}/{n}/{{id}}": record}
+    path_items = {f"{prefix}/{n}": collection, f"{prefix}/{n}/{{id}}": record}
+    if forms:
+        path_items[f"{prefix}/{n}/upload"] = {"post": _operation(
+            f"{n}.storeUpload", n, f"Create a {n} record with files (multipart/form-data)", created(), security,
+            requestBody=_body(ref("StoreForm"), media_type=MULTIPART))}
+        path_items[f"{prefix}/{n}/{{id}}/upload"] = {
+            "parameters": [parameters.id_parameter(n)],
+            "post": _operation(f"{n}.upload", n, "As PUT, with files (multipart/form-data)", changed(), security,
+                               requestBody=_body(ref("UpdateForm"), media_type=MULTIPART))}
+    return path_items
 
 
 # -- profile and auth -----------------------------------------------------------------------------
@@ -115,25 +128,31 @@ def profile_schemas(registry: Registry, settings: Settings) -> dict[str, Schema]
 
 
 def profile_paths(registry: Registry, settings: Settings) -> dict[str, Schema]:
+    """GET, PUT and POST (as PUT, JSON) on the profile; with image fields, the multipart POST on
+    `profile/upload` (POST `profile` still reads multipart too, for existing clients)."""
     users = profile_resource(registry, settings)
 
     def changed() -> dict[str, Schema]:
         return {**_ok("The user, changed.", schema_ref("Profile")), **error_responses(400, 413, 422)}
 
-    form = (schema_ref(resources.name(users.name, "UpdateForm"))
-            if users is not None and resources.has_files(users) else None)
     show_parameters = parameters.show_parameters(users, settings) if users is not None else []
-    return {f"{_prefix(settings, 'prefix')}/profile": {
+    path = f"{_prefix(settings, 'prefix')}/profile"
+    path_items = {path: {
         "get": _operation("profile.show", "profile", "The logged-in user, unwrapped",
                           {**_ok("The user (with `relationships` when asked for).", schema_ref("Profile")),
                            **error_responses(400)},
                           TOKEN, parameters=show_parameters),
         "put": _operation("profile.update", "profile", "Change the logged-in user (JSON; PUT rules: required "
                           "fields must be sent)", changed(), TOKEN, requestBody=_body(schema_ref("ProfileUpdate"))),
-        "post": _operation("profile.upload", "profile", "As PUT, with multipart/form-data allowed (image fields "
-                           "are stored, the attribute holds /storage/<dir>/<file>)", changed(), TOKEN,
-                           requestBody=_body(schema_ref("ProfileUpdate"), form)),
+        "post": _operation("profile.updateByPost", "profile", "As PUT, for clients that send POST", changed(),
+                           TOKEN, requestBody=_body(schema_ref("ProfileUpdate"))),
     }}
+    if users is not None and resources.has_files(users):
+        path_items[f"{path}/upload"] = {"post": _operation(
+            "profile.upload", "profile", "As PUT, with files (multipart/form-data; image fields are stored, "
+            "the attribute holds /storage/<dir>/<file>)", changed(), TOKEN,
+            requestBody=_body(schema_ref(resources.name(users.name, "UpdateForm")), media_type=MULTIPART))}
+    return path_items
 
 
 def auth_schemas(registry: Registry, settings: Settings) -> dict[str, Schema]:
@@ -161,11 +180,11 @@ def auth_paths(settings: Settings) -> dict[str, Schema]:
         f"{prefix}/register": {"post": _operation(
             "auth.register", "auth", "Create an account through the user repository's fields and rules",
             {**user("The new user, unwrapped, with `meta.token`.", 201), **error_responses(400, 413, 422)},
-            OPTIONAL_TOKEN, requestBody=_body(schema_ref("Register")))},
+            NO_TOKEN, requestBody=_body(schema_ref("Register")))},
         f"{prefix}/login": {"post": _operation(
             "auth.login", "auth", "Exchange an email and password for a bearer token (rate limited)",
             {**user("The user, unwrapped, with `meta.token`.", 200), **error_responses(400, 413, 422, 429)},
-            OPTIONAL_TOKEN, requestBody=_body(schema_ref("Login")))},
+            NO_TOKEN, requestBody=_body(schema_ref("Login")))},
         f"{prefix}/logout": {"post": _operation(
             "auth.logout", "auth", "Revoke the token this request carries",
             {"204": {"description": "Revoked; no body."}, **error_responses(400)}, TOKEN)},

@@ -48,14 +48,63 @@ def test_every_route_is_described(document):
     assert set(document["paths"]) == {
         f"{PREFIX}/{name}" for name in ("comments", "posts", "tags", "users")
     } | {f"{PREFIX}/{name}/{{id}}" for name in ("comments", "posts", "tags", "users")} | {
-        f"{PREFIX}/profile", "/api/register", "/api/login", "/api/logout", "/storage/{path}", f"{PREFIX}/openapi.json",
+        f"{PREFIX}/{name}/upload" for name in ("posts", "users")  # the repositories with image fields
+    } | {f"{PREFIX}/{name}/{{id}}/upload" for name in ("posts", "users")} | {
+        f"{PREFIX}/profile", f"{PREFIX}/profile/upload", "/api/register", "/api/login", "/api/logout",
+        "/storage/{path}", f"{PREFIX}/openapi.json",
     }
     assert set(document["paths"][f"{PREFIX}/posts"]) == {"get", "post"}
     assert set(document["paths"][f"{PREFIX}/posts/{{id}}"]) == {"parameters", "get", "put", "patch", "post", "delete"}
+    assert set(document["paths"][f"{PREFIX}/posts/upload"]) == {"post"}
+    assert set(document["paths"][f"{PREFIX}/posts/{{id}}/upload"]) == {"parameters", "post"}
     assert set(document["paths"][f"{PREFIX}/profile"]) == {"get", "put", "post"}
+    assert set(document["paths"][f"{PREFIX}/profile/upload"]) == {"post"}
     operation_ids = [op["operationId"] for item in document["paths"].values() for key, op in item.items()
                      if key != "parameters"]
-    assert len(operation_ids) == len(set(operation_ids)) == 4 * 7 + 3 + 3 + 1 + 1
+    assert len(operation_ids) == len(set(operation_ids)) == 4 * 7 + 2 * 2 + 4 + 3 + 1 + 1
+
+
+def test_every_operation_has_one_request_media_type(document):
+    """What client generators need: one body type per call."""
+    media_types = {(path, method): list(operation["requestBody"]["content"])
+                   for path, item in document["paths"].items() for method, operation in item.items()
+                   if method != "parameters" and "requestBody" in operation}
+    multipart = {key for key, types in media_types.items() if types == ["multipart/form-data"]}
+    assert multipart == {("/api/restify/posts/upload", "post"), ("/api/restify/posts/{id}/upload", "post"),
+                         ("/api/restify/users/upload", "post"), ("/api/restify/users/{id}/upload", "post"),
+                         ("/api/restify/profile/upload", "post")}
+    assert all(types == ["application/json"] for key, types in media_types.items() if key not in multipart)
+
+
+def test_multipart_operations_take_the_form_schemas(document):
+    def body(path):
+        return document["paths"][path]["post"]["requestBody"]
+
+    assert body(f"{PREFIX}/posts/upload") == {"required": True, "content": {"multipart/form-data": {
+        "schema": {"$ref": "#/components/schemas/posts.StoreForm"}}}}
+    assert body(f"{PREFIX}/posts/{{id}}/upload")["content"]["multipart/form-data"]["schema"] == {
+        "$ref": "#/components/schemas/posts.UpdateForm"}
+    assert body(f"{PREFIX}/profile/upload")["content"]["multipart/form-data"]["schema"] == {
+        "$ref": "#/components/schemas/users.UpdateForm"}
+    ids = {path: document["paths"][path]["post"]["operationId"] for path in (
+        f"{PREFIX}/posts/upload", f"{PREFIX}/posts/{{id}}/upload", f"{PREFIX}/posts/{{id}}", f"{PREFIX}/profile",
+        f"{PREFIX}/profile/upload")}
+    assert list(ids.values()) == ["posts.storeUpload", "posts.upload", "posts.updateByPost", "profile.updateByPost",
+                                  "profile.upload"]
+    created = document["paths"][f"{PREFIX}/posts/upload"]["post"]["responses"]["201"]
+    assert created == document["paths"][f"{PREFIX}/posts"]["post"]["responses"]["201"]
+    tag_links = document["paths"][f"{PREFIX}/tags"]["post"]["responses"]["201"]["links"]
+    assert set(tag_links) == {"ShowTags", "UpdateTags", "PatchTags", "DeleteTags"}  # no upload route to link to
+
+
+def test_servers_is_set(document):
+    assert document["servers"] == [{"url": "/", "description": "The server this document is served from."}]
+
+
+def test_login_and_register_need_no_token(document):
+    assert document["paths"]["/api/login"]["post"]["security"] == []
+    assert document["paths"]["/api/register"]["post"]["security"] == []
+    assert document["paths"]["/api/logout"]["post"]["security"] == [{"bearerAuth": []}]
 
 
 def test_index_parameters_name_the_query_contract(document):
@@ -103,14 +152,13 @@ def test_store_body_of_posts_has_the_exact_constraints(document):
 def test_put_patch_and_post_update_bodies(document):
     record = document["paths"][f"{PREFIX}/posts/{{id}}"]
     assert set(record["put"]["requestBody"]["content"]) == {"application/json"}
-    assert set(record["post"]["requestBody"]["content"]) == {"application/json", "multipart/form-data"}
+    assert set(record["post"]["requestBody"]["content"]) == {"application/json"}  # files: POST .../{id}/upload
     assert record["patch"]["requestBody"]["required"] is False
     assert schema_of(document, "posts.Update")["required"] == ["title"]
     assert "required" not in schema_of(document, "posts.Patch")
     assert "default" not in schema_of(document, "posts.Update")["properties"]["views"]
     assert schema_of(document, "posts.UpdateForm")["required"] == ["title"]  # images: never required on update
-    tags = document["paths"][f"{PREFIX}/tags/{{id}}"]["post"]["requestBody"]["content"]
-    assert set(tags) == {"application/json"}  # no image field: no multipart
+    assert f"{PREFIX}/tags/{{id}}/upload" not in document["paths"]  # no image field: no multipart route
 
 
 def test_users_bodies_keep_passwords_write_only(document):
