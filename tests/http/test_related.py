@@ -254,11 +254,14 @@ INDEX = [("find", "posts"), ("count", "posts")]
 
 @pytest.mark.parametrize("per_page", [3, 30])
 @pytest.mark.parametrize("related, logged_in, expected", [
-    ("user,comments,tags", False, INDEX + [("find", "users"), ("find", "comments"), ("find", "tags")]),
-    ("comments.user", False, INDEX + [("find", "comments"), ("find", "users")]),
+    ("user,comments,tags", True, AUTH_READS + INDEX + [("find", "users"), ("find", "comments"), ("find", "tags")]),
+    ("comments.user", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users")]),
     ("user.posts", True, AUTH_READS + INDEX + [("find", "users"), ("find", "posts")]),
-    ("comments.user,tags", False, INDEX + [("find", "comments"), ("find", "users"), ("find", "tags")]),
+    ("comments.user,tags", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users"), ("find", "tags")]),
     ("comments.user.posts", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users"), ("find", "posts")]),
+    # The users scope reads nothing for guests: their relation costs no query at all.
+    ("user,comments,tags", False, INDEX + [("find", "comments"), ("find", "tags")]),
+    ("comments.user", False, INDEX + [("find", "comments")]),
 ])
 async def test_index_runs_one_read_per_relation_per_level_whatever_the_page_size(
         api, db, commands, per_page, related, logged_in, expected):
@@ -288,5 +291,6 @@ async def test_reads_do_not_grow_when_a_result_outgrows_the_first_batch(
 
 async def test_show_runs_one_read_plus_one_per_relation(api, db, commands):
     post = (await seed_busy_blog(db))[0]
-    expected = [("find", "posts"), ("find", "users"), ("find", "comments"), ("find", "tags")]
-    assert await reads_for(api, commands, show_url(post, related="user,comments,tags")) == expected
+    token = (await api.register("Viewer"))["token"]
+    expected = AUTH_READS + [("find", "posts"), ("find", "users"), ("find", "comments"), ("find", "tags")]
+    assert await reads_for(api, commands, show_url(post, related="user,comments,tags"), token) == expected
