@@ -1,7 +1,7 @@
 """Restify for Python: what repository authors import.
 
     from service import Model, belongs_to, has_many, belongs_to_many
-    from service import Repository, field, model, BelongsTo, HasMany, BelongsToMany, Policy
+    from service import Repository, field, model, BelongsTo, HasMany, BelongsToMany, Policy, any_of
 """
 from service.core.context import Context, current_user_id
 from service.core.errors import (
@@ -9,7 +9,7 @@ from service.core.errors import (
 )
 from service.core.fields import Field, field
 from service.core.models import Model, belongs_to, belongs_to_many, has_many
-from service.core.policies import Policy
+from service.core.policies import Policy, any_of
 from service.core.relations import BelongsTo, BelongsToMany, HasMany
 from service.core.repository import Repository, model
 
@@ -29,6 +29,7 @@ __all__ = [
     "RestifyError",
     "Unauthenticated",
     "ValidationFailed",
+    "any_of",
     "belongs_to",
     "belongs_to_many",
     "current_user_id",

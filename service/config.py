@@ -23,7 +23,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
              "token_ttl": None, "login_attempts_per_account": 5, "login_attempts_per_address": 20,
              "login_window_seconds": 60},
     "app": {"package": "repositories"},
-    "query": {"max_search_length": 255, "max_related_depth": 3},
+    "query": {"max_search_length": 255, "max_related_depth": 3, "max_related_rows": None},
     # MCP at /mcp: the Host/Origin headers accepted (DNS-rebinding protection); "host:*" allows any
     # port, and "*" in allowed_hosts turns the check off (for a proxy that checks hosts itself).
     "mcp": {"allowed_hosts": ["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"],
@@ -45,10 +45,9 @@ class Settings:
     def set(self, section: str, key: str, value: Any) -> None:
         self.values.setdefault(section, {})[key] = value
 
-    @property
-    def max_per_page(self) -> int | None:
-        """The cap on page sizes; null, 0, "", negative or non-numeric means no cap."""
-        raw = self.get("pagination", "max_per_page")
+    def cap(self, section: str, key: str) -> int | None:
+        """An optional limit; null, 0, "", negative or non-numeric means no cap."""
+        raw = self.get(section, key)
         if isinstance(raw, bool):
             return None
         try:
@@ -56,6 +55,16 @@ class Settings:
         except ValueError:
             return None
         return cap if cap > 0 else None
+
+    @property
+    def max_per_page(self) -> int | None:
+        """The cap on page sizes."""
+        return self.cap("pagination", "max_per_page")
+
+    @property
+    def max_related_rows(self) -> int | None:
+        """The cap on related records one request may load (over it: a 400)."""
+        return self.cap("query", "max_related_rows")
 
     @property
     def requires_user(self) -> bool:

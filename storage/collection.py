@@ -1,5 +1,6 @@
 """One MongoDB collection, seen through the few operations the framework needs."""
 import re
+from dataclasses import replace
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -81,12 +82,13 @@ class Collection:
         return rows[0] if rows else None
 
     async def find_within(self, name: str, values: Iterable[Any], sort: Sort | None = None,
-                          limit: int | None = None) -> list[dict]:
-        """Every document whose `name` is one of `values`: one query for a whole batch."""
+                          limit: int | None = None, where: Filter | None = None) -> list[dict]:
+        """Every document whose `name` is one of `values` (and that `where` matches too):
+        one query for a whole batch."""
         unique = tuple(dict.fromkeys(v for v in values if v is not None))
         if not unique:
             return []
-        return await self.find(Filter(within=(name, unique)), sort=sort, limit=limit or 0)
+        return await self.find(replace(where or Filter(), within=(name, unique)), sort=sort, limit=limit or 0)
 
     @unavailable_as_error
     async def insert(self, document: Mapping[str, Any]) -> dict:

@@ -1,7 +1,7 @@
 """Transport-neutral filters, compiled to MongoDB queries only here.
 
 Callers describe *what* they want (exact values, a literal search text, a
-membership test); the query shapes that reach the server are the few that
+membership test, alternatives of exact values); the query shapes that reach the server are the few that
 `tests/storage/test_conformance.py` proves on the embedded server and MongoDB.
 """
 import re
@@ -22,19 +22,20 @@ class Filter:
     within: tuple[str, tuple[Any, ...]] | None = None
     since: tuple[str, Any] | None = None    # field >= value
     before: tuple[str, Any] | None = None   # field < value
+    # A read rule: a record matches when it has every value of at least one alternative.
+    # None: no rule; (): nothing matches.
+    any_of: tuple[dict[str, Any], ...] | None = None
 
     def to_mongo(self) -> dict[str, Any] | None:
         """The MongoDB filter, or None when the filter can match nothing."""
-        clauses: list[dict[str, Any]] = []
-        for name, value in sorted(self.equals.items()):
-            _check_scalar(name, value)
-            if name == "id":
-                oid = to_object_id(value) if isinstance(value, str) else None
-                if oid is None:
-                    return None
-                clauses.append({"_id": oid})
-            else:
-                clauses.append({name: value})
+        clauses = _exact(self.equals)
+        if clauses is None:
+            return None
+        if self.any_of is not None:
+            rule = _alternatives(self.any_of)
+            if rule is None:
+                return None
+            clauses.extend(rule)
         if self.search_text and self.search_fields:
             # re.escape makes the user's text a literal: no pattern reaches the server.
             pattern = re.escape(self.search_text)
@@ -55,6 +56,39 @@ class Filter:
         if not clauses:
             return {}
         return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def _exact(values: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """One clause per exact value, or None when one of them can match nothing (a malformed id)."""
+    clauses = []
+    for name, value in sorted(values.items()):
+        _check_scalar(name, value)
+        if name == "id":
+            oid = to_object_id(value) if isinstance(value, str) else None
+            if oid is None:
+                return None
+            clauses.append({"_id": oid})
+        elif value is None:
+            # Missing or null, alike on every server: a bare null inside $or/$and matches
+            # only missing fields on the embedded one.
+            clauses.append({name: {"$in": [None]}})
+        else:
+            clauses.append({name: value})
+    return clauses
+
+
+def _alternatives(alternatives: tuple[dict[str, Any], ...]) -> list[dict[str, Any]] | None:
+    """The clauses of a rule "any of these exact-value sets" (ANDed with the others); None: no match."""
+    branches = []
+    for values in alternatives:
+        clauses = _exact(values)
+        if clauses == []:
+            return []  # an empty alternative admits every record
+        if clauses is not None:
+            branches.append(clauses[0] if len(clauses) == 1 else {"$and": clauses})
+    if not branches:
+        return None
+    return [branches[0]] if len(branches) == 1 else [{"$or": branches}]
 
 
 def _check_scalar(name: str, value: Any) -> None:

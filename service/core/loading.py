@@ -2,16 +2,20 @@
 
 On index every relation is loaded for the whole page at once (`$in`), uncapped.
 On show, relations that are not eager are capped at `relatablePerPage`; relations
-the model loads eagerly come back whole. Related records are serialized through
-their own repository and filtered by its `show` policy.
+the model loads eagerly come back whole. Every load carries the related policy's
+scope inside its query; related records are then filtered by its `show` and
+serialized through their own repository. `query.max_related_rows` bounds what one
+request may load, whatever the page size and the relation paths.
 """
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from service.core.context import Context
+from service.core.errors import BadRequest
 from service.core.query import RelationTree
 from service.core.registry import Resource, ResourceRelation
 from service.core.serializer import resource_object, visible
+from storage import Filter
 
 if TYPE_CHECKING:
     from service.core.app import Restify
@@ -30,23 +34,47 @@ def with_eager(resource: Resource, tree: RelationTree, ancestors: frozenset[type
     return merged
 
 
+class Budget:
+    """The related records one request may still load (`query.max_related_rows`; None: no cap)."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.used = 0
+
+    def server_limit(self, limit: int | None) -> int | None:
+        """What a query may ask the server for: one row past the budget is enough to know it is spent."""
+        if self.limit is None:
+            return limit
+        spare = self.limit - self.used + 1
+        return min(limit, spare) if limit else spare
+
+    def take(self, rows: int) -> None:
+        self.used += rows
+        if self.limit is not None and self.used > self.limit:
+            message = (f"This request would load more than {self.limit} related records "
+                       "(query.max_related_rows); ask for fewer records or relations.")
+            raise BadRequest(message, {"related": [message]})
+
+
 async def load(app: "Restify", resource: Resource, context: Context, owners: list[dict[str, Any]],
-               tree: RelationTree, cap: int | None = None, ancestors: frozenset[type] = frozenset()
-               ) -> Relationships:
+               tree: RelationTree, cap: int | None = None, ancestors: frozenset[type] = frozenset(),
+               budget: Budget | None = None) -> Relationships:
     """Relationships for every owner document, keyed by owner id. Related records bring their own
     model's eager relations too (`ancestors`: the models above them, where those stop)."""
     result: Relationships = {owner["id"]: {} for owner in owners}
     if not owners:
         return result
+    budget = budget or Budget(app.settings.max_related_rows)
     path = ancestors | {resource.model}
     for name, children in tree.items():
         relation = resource.relations[name]
         eager = relation.decl.name in resource.model.eager
         limit = None if eager else cap
-        targets = await _fetch(app, relation, owners, limit)
-        targets = _visible_to(app, relation.target, context, targets)
+        gate = app.registry.policies.gate(relation.target.model, context.user)
+        targets = await _fetch(app, relation, context, owners, limit, budget) if gate.entered else []
+        targets = [t for t in targets if gate.shows(relation.target.model(t))]
         children = with_eager(relation.target, children, path | {relation.target.model})
-        nested = await load(app, relation.target, context, targets, children, cap, path) if children else {}
+        nested = await load(app, relation.target, context, targets, children, cap, path, budget) if children else {}
         fields = visible(relation.target.fields(context))
         serialized = {
             t["id"]: resource_object(relation.target.name, fields, t, nested.get(t["id"]) if children else None)
@@ -57,19 +85,24 @@ async def load(app: "Restify", resource: Resource, context: Context, owners: lis
     return result
 
 
-async def _fetch(app: "Restify", relation: ResourceRelation, owners: list[dict[str, Any]],
-                 limit: int | None) -> list[dict[str, Any]]:
+async def _fetch(app: "Restify", relation: ResourceRelation, context: Context, owners: list[dict[str, Any]],
+                 limit: int | None, budget: Budget) -> list[dict[str, Any]]:
     collection = app.collection(relation.target)
+    scope = app.registry.policies.restrict(relation.target.model, context.user, Filter())
     if relation.kind == "has_many":
         # With one owner (show) the cap goes to the server; with many it is applied per owner.
         single_limit = limit if len(owners) == 1 else None
-        rows = await collection.find_within(relation.foreign_key, [o["id"] for o in owners],
-                                            sort=[("id", 1)], limit=single_limit)
-        return _cap_per_owner(rows, relation.foreign_key, limit)
-    if relation.kind == "belongs_to":
-        return await collection.find_within("id", [o.get(relation.local_key) for o in owners])
-    ids = [i for o in owners for i in (_id_list(o.get(relation.local_key), limit))]
-    return await collection.find_within("id", ids)
+        rows = await collection.find_within(relation.foreign_key, [o["id"] for o in owners], sort=[("id", 1)],
+                                            limit=budget.server_limit(single_limit), where=scope)
+        rows = _cap_per_owner(rows, relation.foreign_key, limit)
+    elif relation.kind == "belongs_to":
+        rows = await collection.find_within("id", [o.get(relation.local_key) for o in owners],
+                                            limit=budget.server_limit(None), where=scope)
+    else:
+        ids = [i for o in owners for i in (_id_list(o.get(relation.local_key), limit))]
+        rows = await collection.find_within("id", ids, limit=budget.server_limit(None), where=scope)
+    budget.take(len(rows))
+    return rows
 
 
 def _id_list(value: Any, limit: int | None) -> list[str]:
@@ -87,11 +120,6 @@ def _cap_per_owner(rows: list[dict[str, Any]], key: str, limit: int | None) -> l
         if counts[row.get(key)] <= limit:
             kept.append(row)
     return kept
-
-
-def _visible_to(app: "Restify", target: Resource, context: Context, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    gate = app.registry.policies.gate(target.model, context.user)
-    return [row for row in rows if gate.allows("show", target.model(row))]
 
 
 def _group(relation: ResourceRelation, owners: list[dict[str, Any]],

@@ -52,9 +52,13 @@ def serialize(app: Restify, resource: Resource, context: Context, document: dict
     return resource_object(resource.name, shown, document, relationships or None, meta)
 
 
-async def _find(app: Restify, resource: Resource, id: str) -> dict[str, Any]:
-    document = await app.collection(resource).find_by_id(id)
-    if document is None:
+async def _find(app: Restify, resource: Resource, id: str, context: Context) -> dict[str, Any]:
+    """The record, if `context.user` may see it: outside the scope, or refused by `show`, it is
+    as missing as an id that never existed, so ids cannot be probed."""
+    policies = app.registry.policies
+    where = policies.restrict(resource.model, context.user, Filter(equals={"id": id}))
+    document = await app.collection(resource).find_one(where)
+    if document is None or not policies.gate(resource.model, context.user).shows(resource.model(document)):
         raise NotFound()
     return document
 
@@ -65,24 +69,20 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     await app.ready()
     fields = resource.fields(context)
     query = parse_index(resource, fields, context.params, app.settings)
-    scope = app.registry.policies.scope(resource.model, context.user)
-    equals = {**query.equals, **scope} if isinstance(scope, dict) else query.equals
-    contradicts = isinstance(scope, dict) and any(query.equals.get(k, v) != v for k, v in scope.items())
-    visible_rows = scope is not False and not contradicts
-    where = Filter(
-        equals=equals,
+    # The policy's scope is inside the query: pages and the total count only readable records.
+    where = app.registry.policies.restrict(resource.model, context.user, Filter(
+        equals=query.equals,
         search_fields=tuple(f.name for f in fields if f.is_searchable),
         search_text=query.search,
-    )
+    ))
     collection = app.collection(resource)
     skip = (query.page - 1) * query.per_page
     # A page past 64 bits of skip is past any real collection: empty, without asking the server.
     fits = skip + query.per_page <= MAX_SKIP
-    documents = await collection.find(where, sort=query.sort, skip=skip, limit=query.per_page) \
-        if fits and visible_rows else []
-    total = await collection.count(where) if visible_rows else 0
+    documents = await collection.find(where, sort=query.sort, skip=skip, limit=query.per_page) if fits else []
+    total = await collection.count(where)
     gate = app.registry.policies.gate(resource.model, context.user)
-    rows = [(d, record) for d, record in ((d, resource.model(d)) for d in documents) if gate.allows("show", record)]
+    rows = [(d, record) for d, record in ((d, resource.model(d)) for d in documents) if gate.shows(record)]
     documents = [d for d, _ in rows]
     tree = loading.with_eager(resource, query.related)
     related = await loading.load(app, resource, context, documents, tree) if tree else {}
@@ -133,8 +133,7 @@ async def show(app: Restify, name: str, id: str, context: Context) -> dict[str, 
     check_parameter_names(context.params)
     tree = parse_related(resource, context.params, int(app.settings.get("query", "max_related_depth") or 3))
     cap = relatable_per_page(context.params, app.settings)
-    document = await _find(app, resource, id)
-    _authorize(app, resource, "show", context, document)
+    document = await _find(app, resource, id, context)
     tree = loading.with_eager(resource, tree)
     related = await loading.load(app, resource, context, [document], tree, cap=cap) if tree else {}
     return {"data": serialize(app, resource, context, document, related.get(document["id"]))}
@@ -197,7 +196,7 @@ async def update(app: Restify, name: str, id: str, payload: dict[str, Any], cont
                  partial: bool = False, files: dict[str, uploads.Upload] | None = None) -> dict[str, Any]:
     context.action = "patch" if partial else "update"
     resource = _enter(app, name, context)
-    document = await _find(app, resource, id)
+    document = await _find(app, resource, id, context)
     _authorize(app, resource, "update", context, document)
     await app.ready()
     fields = resource.fields(context)
@@ -210,7 +209,7 @@ async def update(app: Restify, name: str, id: str, payload: dict[str, Any], cont
 async def delete(app: Restify, name: str, id: str, context: Context) -> None:
     context.action = "delete"
     resource = _enter(app, name, context)
-    document = await _find(app, resource, id)
+    document = await _find(app, resource, id, context)
     _authorize(app, resource, "delete", context, document)
     removed = await app.collection(resource).remove(id)
     if removed is None:

@@ -2,13 +2,37 @@
 
 A model without a registered policy is denied everything (secure default),
 and that is logged once, naming the model, so the cause is easy to find.
+
+`scope(user)` is a policy's read rule: every query that reads the model's records
+(index pages and totals, relation loads, single records) carries it, so what a user
+may not see is neither listed, counted nor told apart from what does not exist.
 """
 import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from service.core.models import Model
+from storage import Filter
 
 log = logging.getLogger("restify.policies")
+_warned_show: set[str] = set()  # policies already reported for refusing rows their scope let through
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    """A read rule: a record is in scope when it has every value of at least one alternative."""
+    alternatives: tuple[dict[str, Any], ...]
+
+
+def any_of(*alternatives: Mapping[str, Any]) -> AnyOf:
+    """`scope()` for rules such as "published or mine":
+    `any_of({"published": True}, {"user_id": user.id})`. Values are exact (None: missing or null);
+    with no alternative nothing is in scope."""
+    return AnyOf(tuple(dict(a) for a in alternatives))
+
+
+Scope = bool | dict[str, Any] | AnyOf
 
 
 class Policy:
@@ -17,9 +41,10 @@ class Policy:
     def allow_restify(self, user: Model | None) -> bool:
         return False
 
-    def scope(self, user: Model | None) -> bool | dict[str, Any]:
-        """Which rows an index may list for `user`, applied in the query so counts stay exact:
-        True (all, then filtered by `show`), False (none), or exact field values ({"user_id": user.id})."""
+    def scope(self, user: Model | None) -> Scope:
+        """Which records `user` may read at all, applied inside every query that reads them:
+        True (all, then filtered by `show`), False (none), exact field values ({"user_id": user.id}),
+        or `any_of({...}, {...})` of such dicts ("published or mine")."""
         return True
 
     def show(self, user: Model | None, record: Model) -> bool:
@@ -63,14 +88,29 @@ class PolicyMap:
         """`allow_restify` and then the action's own method; any exception in a policy denies."""
         return self.gate(model_class, user).allows(action, record)
 
-    def scope(self, model_class: type[Model], user: Model | None) -> bool | dict[str, Any]:
+    def scope(self, model_class: type[Model], user: Model | None) -> tuple[dict[str, Any], ...] | None:
+        """The read rule as alternatives of exact values: None reads everything, () nothing.
+        A scope that raises or has the wrong shape reads nothing (fails closed, loudly)."""
         policy = self.for_model(model_class)
         try:
             scope = policy.scope(user)
+            if isinstance(scope, bool):
+                return None if scope else ()
+            if isinstance(scope, AnyOf):
+                alternatives = scope.alternatives
+            elif isinstance(scope, Mapping):
+                alternatives = (dict(scope),)
+            else:
+                raise TypeError(f"a scope is True, False, a dict or any_of(...), not {type(scope).__name__}")
+            Filter(any_of=alternatives).to_mongo()  # refuses operators and lists: a scope holds exact values
+            return alternatives
         except Exception:
-            log.exception("policy %s.scope raised; listing nothing", type(policy).__name__)
-            return False
-        return scope if isinstance(scope, dict) else bool(scope)
+            log.exception("policy %s.scope failed; reading nothing", type(policy).__name__)
+            return ()
+
+    def restrict(self, model_class: type[Model], user: Model | None, where: Filter) -> Filter:
+        """`where`, narrowed to the records `user` may read."""
+        return replace(where, any_of=self.scope(model_class, user))
 
     def flags(self, model_class: type[Model], user: Model | None, record: Model) -> dict[str, bool]:
         return self.gate(model_class, user).flags(record)
@@ -113,6 +153,20 @@ class Gate:
         except Exception:  # a broken policy must fail closed, and loudly
             log.exception("policy %s.%s raised; denying", type(self.policy).__name__, action)
             return False
+
+    def shows(self, record: Model) -> bool:
+        """`show` for a record the scope let through; a refusal is reported once per policy,
+        as the totals and limits that count in-scope records then count records nobody sees."""
+        if not self.entered:
+            return False
+        shown = self.allows("show", record)
+        name = f"{type(self.policy).__module__}.{type(self.policy).__qualname__}"
+        if not shown and name not in _warned_show:
+            _warned_show.add(name)
+            log.warning("policy %s: show() refused records that its scope() let through; index totals "
+                        "count them. Express the rule in scope() (exact values or any_of) to keep them exact.",
+                        type(self.policy).__name__)
+        return shown
 
     def flags(self, record: Model, shown: bool | None = None) -> dict[str, bool]:
         """The four authorization flags; `shown` when the caller already asked `show`."""

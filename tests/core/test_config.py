@@ -1,4 +1,6 @@
 """Settings: defaults, then restify.toml in the app directory, then the environment."""
+from pathlib import Path
+
 import pytest
 
 from service.config import Settings, load_settings
@@ -59,3 +61,14 @@ def test_max_per_page_means_no_cap_for_null_zero_empty_negative_or_non_numeric(r
 @pytest.mark.parametrize("raw, cap", [(50, 50), ("50", 50), (" 25 ", 25), (1, 1)])
 def test_max_per_page_is_the_configured_positive_integer(raw, cap):
     assert Settings({"pagination": {"max_per_page": raw}}).max_per_page == cap
+
+
+@pytest.mark.parametrize("raw, cap", [(None, None), (0, None), ("", None), (-1, None), ("many", None), (True, None),
+                                      (1000, 1000), ("1000", 1000)])
+def test_max_related_rows_reads_like_max_per_page(raw, cap):
+    assert Settings({"query": {"max_related_rows": raw}}).max_related_rows == cap
+
+
+def test_max_related_rows_has_no_cap_by_default_and_the_demo_sets_one():
+    assert Settings().max_related_rows is None
+    assert load_settings(Path(__file__).resolve().parents[2], environ={}).max_related_rows == 1000

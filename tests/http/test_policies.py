@@ -11,6 +11,7 @@ from tests.conftest import ROOT
 PREFIX = "/api/restify"
 UNAUTHENTICATED = {"message": "Unauthenticated."}
 FORBIDDEN = {"message": "This action is unauthorized."}
+NOT_FOUND = {"message": "Not found."}
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -124,9 +125,9 @@ async def test_a_user_may_not_change_another_user(api, db, ann, bob, method, bod
     assert await snapshot(db, "users") == before
 
 
-async def test_guests_may_not_show_a_user(api, ann):
+async def test_guests_may_not_show_a_user_nor_learn_that_it_exists(api, ann):
     response = await api.get(f"{PREFIX}/users/{ann['id']}")
-    assert (response.status, response.json) == (401, UNAUTHENTICATED)
+    assert (response.status, response.json) == (404, NOT_FOUND)
 
 
 async def test_guests_listing_users_see_no_rows(api, ann, bob):
@@ -271,13 +272,16 @@ class TestPoliciesFailClosed:
         before = await snapshot(db, name)
         response = await api.request(method, PREFIX + path.format(name=name, id=records[name]), body,
                                      token=ann["token"])
-        assert (response.status, response.json) == (403, FORBIDDEN)
+        # A record whose `show` raises is one the user may not see: as missing as any other.
+        hidden = name == "brokens" and "{id}" in path
+        assert (response.status, response.json) == ((404, NOT_FOUND) if hidden else (403, FORBIDDEN))
         assert await snapshot(db, name) == before
 
-    @pytest.mark.parametrize("name", ["secrets", "closeds", "brokens"])
-    async def test_guests_are_asked_to_log_in(self, api, records, name):
+    @pytest.mark.parametrize("name, expected", [("secrets", (401, UNAUTHENTICATED)), ("closeds", (401, UNAUTHENTICATED)),
+                                                ("brokens", (404, NOT_FOUND))])
+    async def test_guests_are_asked_to_log_in_where_the_repository_refuses_them(self, api, records, name, expected):
         response = await api.get(f"{PREFIX}/{name}/{records[name]}")
-        assert (response.status, response.json) == (401, UNAUTHENTICATED)
+        assert (response.status, response.json) == expected
 
     @pytest.mark.parametrize("name, status", [("secrets", 403), ("closeds", 403), ("brokens", 200)])
     async def test_index_refuses_the_repository_or_hides_the_rows(self, api, ann, records, name, status):
@@ -296,3 +300,118 @@ class TestPoliciesFailClosed:
     async def test_the_demo_models_keep_their_policies(self, api, ann):
         response = await api.post(f"{PREFIX}/posts", {"title": "Still allowed"}, token=ann["token"])
         assert response.status == 201
+
+
+# -- what a user may not see cannot be learned ----------------------------------------------------
+from service.core import policies as policies_module  # noqa: E402
+from tests.policy_rules import published_or_own_scope, published_or_own_show, rules  # noqa: E402,F401
+
+MISSING_ID = "0" * 24
+HIDE_BY = {
+    "scope": {"scope": published_or_own_scope},
+    "show": {"show": published_or_own_show},
+    "both": {"scope": published_or_own_scope, "show": published_or_own_show},
+}
+
+
+@pytest.fixture
+def drafts(api, ann, io_loop):
+    """Ann's published post and Ann's draft."""
+    async def make():
+        made = {}
+        for key, title, published in (("published", "Secret menu", True), ("draft", "Secret plan", False)):
+            response = await api.post(f"{PREFIX}/posts", {"title": title, "published": published}, token=ann["token"])
+            made[key] = response.json["data"]["id"]
+        return made
+    return io_loop.run_sync(make)
+
+
+@pytest.fixture
+def fresh_warnings(monkeypatch):
+    """The once-per-process warnings, as if this test were the process's first."""
+    monkeypatch.setattr(policies_module, "_warned_show", set(), raising=False)
+
+
+@pytest.mark.parametrize("hide_by", ["scope", "show", "both"])
+@pytest.mark.parametrize("who", ["guest", "bob"])
+@pytest.mark.parametrize("method, body", [("GET", None)] + WRITES)
+async def test_a_record_the_user_may_not_see_answers_404_like_one_that_never_existed(
+        api, db, rules, drafts, bob, hide_by, who, method, body):
+    rules("posts", **HIDE_BY[hide_by])
+    token = bob["token"] if who == "bob" else None
+    before = await snapshot(db, "posts")
+    hidden = await api.request(method, f"{PREFIX}/posts/{drafts['draft']}", body, token=token)
+    missing = await api.request(method, f"{PREFIX}/posts/{MISSING_ID}", body, token=token)
+    assert (hidden.status, hidden.json) == (missing.status, missing.json) == (404, NOT_FOUND)
+    assert await snapshot(db, "posts") == before
+
+
+@pytest.mark.parametrize("hide_by", ["scope", "show", "both"])
+@pytest.mark.parametrize("who, expected", [("guest", (401, UNAUTHENTICATED)), ("bob", (403, FORBIDDEN))])
+@pytest.mark.parametrize("method, body", WRITES)
+async def test_a_record_the_user_may_see_but_not_change_still_answers_401_or_403(
+        api, db, rules, drafts, bob, hide_by, who, expected, method, body):
+    rules("posts", **HIDE_BY[hide_by])
+    before = await snapshot(db, "posts")
+    response = await api.request(method, f"{PREFIX}/posts/{drafts['published']}", body,
+                                 token=bob["token"] if who == "bob" else None)
+    assert (response.status, response.json) == expected
+    assert await snapshot(db, "posts") == before
+
+
+@pytest.mark.parametrize("hide_by", ["scope", "show", "both"])
+async def test_the_owner_still_reads_and_changes_a_draft(api, db, rules, drafts, ann, hide_by):
+    rules("posts", **HIDE_BY[hide_by])
+    shown = await api.get(f"{PREFIX}/posts/{drafts['draft']}", token=ann["token"])
+    assert (shown.status, shown.json["data"]["meta"]) == (200, flags(True, True, True, True))
+    updated = await api.patch(f"{PREFIX}/posts/{drafts['draft']}", {"body": "Edited"}, token=ann["token"])
+    assert updated.status == 200
+    assert (await db.collection("posts").find_by_id(drafts["draft"]))["body"] == "Edited"
+
+
+async def search(api, text: str, token: str | None) -> tuple[list[str], int]:
+    body = (await api.get(f"{PREFIX}/posts?search={text.replace(' ', '+')}", token=token)).json
+    return [row["attributes"]["title"] for row in body["data"]], body["meta"]["total"]
+
+
+async def test_a_show_only_rule_lets_the_search_total_count_hidden_titles_and_says_so_once(
+        api, rules, drafts, bob, caplog, fresh_warnings):
+    rules("posts", show=published_or_own_show)
+    with caplog.at_level(logging.WARNING, logger="restify.policies"):
+        # What the warning is about: the total counts the draft that the page does not show.
+        assert await search(api, "Secret p", bob["token"]) == ([], 1)
+        assert await search(api, "Secret", bob["token"]) == (["Secret menu"], 2)
+    warnings = [r.getMessage() for r in caplog.records if "scope()" in r.getMessage()]
+    assert warnings == ["policy OwnedPolicy: show() refused records that its scope() let through; index totals "
+                        "count them. Express the rule in scope() (exact values or any_of) to keep them exact."]
+
+
+async def test_a_published_or_mine_scope_keeps_the_search_total_exact(
+        api, rules, drafts, ann, bob, caplog, fresh_warnings):
+    rules("posts", **HIDE_BY["both"])
+    with caplog.at_level(logging.WARNING, logger="restify.policies"):
+        for token in (bob["token"], None):
+            assert await search(api, "Secret", token) == (["Secret menu"], 1)
+            for prefix in ("Secret p", "Secret pl", "Secret plan"):  # the draft's title, guessed on
+                assert await search(api, prefix, token) == ([], 0)
+        assert await search(api, "Secret", ann["token"]) == (["Secret menu", "Secret plan"], 2)
+        # Published later by a partial update: in everyone's scope from then on.
+        await api.patch(f"{PREFIX}/posts/{drafts['draft']}", {"published": True}, token=ann["token"])
+        assert await search(api, "Secret p", bob["token"]) == (["Secret plan"], 1)
+    assert "scope()" not in caplog.text
+
+
+@pytest.mark.parametrize("scope", [
+    lambda user: {"title": {"$ne": None}},
+    lambda user: {"title": ["a"]},
+    lambda user: "everything",
+    lambda user: 1 / 0,
+], ids=["operator", "list", "string", "raises"])
+async def test_a_malformed_or_failing_scope_reads_nothing_and_is_logged(api, rules, drafts, ann, scope, caplog):
+    rules("posts", scope=scope)
+    with caplog.at_level(logging.ERROR, logger="restify.policies"):
+        listed = (await api.get(f"{PREFIX}/posts", token=ann["token"])).json
+        shown = await api.get(f"{PREFIX}/posts/{drafts['published']}", token=ann["token"])
+    assert (listed["data"], listed["meta"]["total"]) == ([], 0)
+    assert (shown.status, shown.json) == (404, NOT_FOUND)
+    assert "policy OwnedPolicy.scope failed; reading nothing" in caplog.text

@@ -254,11 +254,14 @@ INDEX = [("find", "posts"), ("count", "posts")]
 
 @pytest.mark.parametrize("per_page", [3, 30])
 @pytest.mark.parametrize("related, logged_in, expected", [
-    ("user,comments,tags", False, INDEX + [("find", "users"), ("find", "comments"), ("find", "tags")]),
-    ("comments.user", False, INDEX + [("find", "comments"), ("find", "users")]),
+    ("user,comments,tags", True, AUTH_READS + INDEX + [("find", "users"), ("find", "comments"), ("find", "tags")]),
+    ("comments.user", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users")]),
     ("user.posts", True, AUTH_READS + INDEX + [("find", "users"), ("find", "posts")]),
-    ("comments.user,tags", False, INDEX + [("find", "comments"), ("find", "users"), ("find", "tags")]),
+    ("comments.user,tags", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users"), ("find", "tags")]),
     ("comments.user.posts", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users"), ("find", "posts")]),
+    # The users scope reads nothing for guests: their relation costs no query at all.
+    ("user,comments,tags", False, INDEX + [("find", "comments"), ("find", "tags")]),
+    ("comments.user", False, INDEX + [("find", "comments")]),
 ])
 async def test_index_runs_one_read_per_relation_per_level_whatever_the_page_size(
         api, db, commands, per_page, related, logged_in, expected):
@@ -288,5 +291,152 @@ async def test_reads_do_not_grow_when_a_result_outgrows_the_first_batch(
 
 async def test_show_runs_one_read_plus_one_per_relation(api, db, commands):
     post = (await seed_busy_blog(db))[0]
-    expected = [("find", "posts"), ("find", "users"), ("find", "comments"), ("find", "tags")]
-    assert await reads_for(api, commands, show_url(post, related="user,comments,tags")) == expected
+    token = (await api.register("Viewer"))["token"]
+    expected = AUTH_READS + [("find", "posts"), ("find", "users"), ("find", "comments"), ("find", "tags")]
+    assert await reads_for(api, commands, show_url(post, related="user,comments,tags"), token) == expected
+
+
+# -- the related policy's scope, inside every relation load ----------------------------------------
+from service import any_of  # noqa: E402
+from tests.policy_rules import own_scope, published_or_own_scope, rules  # noqa: E402,F401
+
+USERS = POSTS.rsplit("/", 1)[0] + "/users"
+COMMENTS = POSTS.rsplit("/", 1)[0] + "/comments"
+PROFILE = POSTS.rsplit("/", 1)[0] + "/profile"
+
+
+@dataclass
+class Thread:
+    post: str                 # Ann's post, with one comment by Ann and one by Bob
+    by_ann: str
+    by_bob: str
+
+
+async def make_thread(api, ann, bob) -> Thread:
+    post = (await api.post(POSTS, {"title": "Thread", "published": True}, token=ann["token"])).json["data"]["id"]
+    ids = []
+    for who, body in ((ann, "Ann's"), (bob, "Bob's")):
+        response = await api.post(COMMENTS, {"body": body, "post_id": post}, token=who["token"])
+        ids.append(response.json["data"]["id"])
+    return Thread(post, *ids)
+
+
+def ids_of(items: list[dict[str, Any]]) -> list[str]:
+    return [item["id"] for item in items]
+
+
+@pytest.mark.parametrize("door", ["show", "index"])
+async def test_has_many_carries_the_related_scope(api, rules, ann, bob, door):
+    thread = await make_thread(api, ann, bob)
+    rules("comments", scope=own_scope)
+    for who, expected in ((ann, [thread.by_ann]), (bob, [thread.by_bob]), (None, [])):
+        found = await relationships_on(api, door, thread.post, who and who["token"], related="comments")
+        assert ids_of(found["comments"]) == expected
+
+
+@pytest.mark.parametrize("door", ["show", "index"])
+async def test_an_eager_relation_carries_the_related_scope(api, rules, registry, monkeypatch, ann, bob, door):
+    thread = await make_thread(api, ann, bob)
+    rules("comments", scope=own_scope)
+    monkeypatch.setattr(registry.get("posts").model, "eager", ("comments",))
+    found = await relationships_on(api, door, thread.post, bob["token"])
+    assert ids_of(found["comments"]) == [thread.by_bob]
+
+
+@pytest.mark.parametrize("path", [f"{USERS}?related=posts.comments", "{users}/{ann}?related=posts.comments",
+                                  f"{PROFILE}?include=posts.comments"], ids=["index", "show", "profile"])
+async def test_a_nested_relation_carries_the_related_scope(api, rules, ann, bob, path):
+    thread = await make_thread(api, ann, bob)
+    rules("comments", scope=own_scope)
+    token = ann["token"] if "profile" in path else bob["token"]
+    body = await get_ok(api, path.format(users=USERS, ann=ann["id"]), token)
+    data = body if "profile" in path else body["data"]
+    owner = next(row for row in data if row["id"] == ann["id"]) if isinstance(data, list) else data
+    (post,) = owner["relationships"]["posts"]
+    assert ids_of(post["relationships"]["comments"]) == [thread.by_ann if "profile" in path else thread.by_bob]
+
+
+@pytest.mark.parametrize("door", ["show", "index"])
+async def test_belongs_to_carries_the_related_scope(api, rules, ann, bob, door):
+    draft = (await api.post(POSTS, {"title": "Draft"}, token=ann["token"])).json["data"]["id"]
+    comment = (await api.post(COMMENTS, {"body": "Note", "post_id": draft}, token=ann["token"])).json["data"]["id"]
+    rules("posts", scope=published_or_own_scope)
+    for who, expected in ((ann, [draft]), (bob, []), (None, [])):
+        token = who and who["token"]
+        if door == "show":
+            found = (await get_ok(api, url(f"{COMMENTS}/{comment}", related="post"), token))["data"]
+        else:
+            found = next(row for row in (await get_ok(api, url(COMMENTS, related="post"), token))["data"]
+                         if row["id"] == comment)
+        assert ids_of(found["relationships"]["post"]) == expected
+
+
+@pytest.mark.parametrize("door", ["show", "index"])
+async def test_belongs_to_many_carries_the_related_scope(api, db, rules, ann, door):
+    tags = {name: await seed(db, "tags", name=name) for name in ("public", "internal", "open")}
+    post = await seed_post(db, "Tagged", tag_ids=[tags["internal"], tags["public"], tags["open"]])
+    rules("tags", scope=lambda user: any_of({"name": "public"}, {"name": "open"}))
+    found = await relationships_on(api, door, post, ann["token"], related="tags")
+    assert ids_of(found["tags"]) == [tags["public"], tags["open"]]
+
+
+async def test_a_relation_whose_scope_reads_nothing_costs_no_query(api, db, commands, rules, ann, bob):
+    thread = await make_thread(api, ann, bob)
+    rules("comments", scope=lambda user: False)
+    commands.reset()
+    found = await relationships_on(api, "show", thread.post, related="comments")
+    assert found == {"comments": []}
+    assert commands.reads() == [("find", "posts")]
+
+
+# -- query.max_related_rows: what one request may load -------------------------------------------
+
+def related_cap(value: Any) -> dict[str, Any]:
+    return {"query": {"max_related_rows": value}}
+
+
+def too_many(limit: int) -> str:
+    return (f"This request would load more than {limit} related records (query.max_related_rows); "
+            "ask for fewer records or relations.")
+
+
+async def posts_with_comments(db, posts: int, comments_each: int) -> list[str]:
+    ids = []
+    for i in range(posts):
+        ids.append(await seed_post(db, f"p{i}"))
+        for k in range(comments_each):
+            await seed(db, "comments", body=f"c{i}.{k}", post_id=ids[-1], user_id=None)
+    return ids
+
+
+@pytest.mark.parametrize("config", [related_cap(6)], indirect=True)
+@pytest.mark.parametrize("params, allowed", [
+    ({"related": "comments"}, True),                               # 3 posts x 2 comments: 6
+    ({"related": "comments", "perPage": 2}, True),
+    ({"related": "comments,tags"}, False),                          # 6 comments + 1 tag
+    ({"related": "comments.post"}, False),                          # 6 comments + 3 posts
+], ids=["at-the-limit", "smaller-page", "two-relations", "nested"])
+async def test_index_over_max_related_rows_is_a_400_naming_the_limit(api, db, params, allowed):
+    tag = await seed(db, "tags", name="t")
+    first = (await posts_with_comments(db, 3, 2))[0]
+    await db.collection("posts").update(first, {"tag_ids": [tag]})
+    response = await api.get(url(POSTS, **params))
+    if allowed:
+        assert response.status == 200
+        return
+    bad_request(response, too_many(6), {"related": [too_many(6)]})
+
+
+@pytest.mark.parametrize("config", [related_cap(5)], indirect=True)
+async def test_show_counts_against_max_related_rows_too(api, db):
+    (post,) = await posts_with_comments(db, 1, 8)
+    assert (await api.get(show_url(post, related="comments", relatablePerPage=5))).status == 200
+    bad_request(await api.get(show_url(post, related="comments", relatablePerPage=6)), too_many(5),
+                {"related": [too_many(5)]})
+
+
+@pytest.mark.parametrize("config", [related_cap(None), related_cap(0)], indirect=True, ids=["null", "zero"])
+async def test_without_max_related_rows_index_loads_every_related_record(api, db):
+    await posts_with_comments(db, 3, 40)
+    rows = (await get_ok(api, url(POSTS, related="comments")))["data"]
+    assert [len(row["relationships"]["comments"]) for row in rows] == [40, 40, 40]

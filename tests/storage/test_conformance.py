@@ -179,6 +179,48 @@ async def test_find_within_dedupes_skips_none_and_honours_limit(db, commands):
     assert commands.commands == []
 
 
+# -- any_of: a read rule of exact-value alternatives ----------------------------------
+
+@pytest.mark.parametrize("alternatives, expected", [
+    (({"group": "b"}, {"name": "Cid"}), ["Bob", "Cid"]),
+    (({"group": "a", "age": 30}, {"active": False}), ["Ann", "Bob", "Cid"]),
+    (({"group": "a", "note": "x"}, {"name": "Bob", "active": False}), ["Bob", "Cid"]),
+    (({"note": None}, {"name": "Cid"}), ["Ann", "Bob", "Cid"]),  # null and missing both match inside $or
+    (({"note": None, "active": True},), ["Ann"]),                 # ... and inside $and
+    (({"group": "z"},), []),
+    (({"active": True}, {}), ["Ann", "Bob", "Cid"]),              # an empty alternative admits all
+], ids=["two", "compound", "compound-both", "null-in-or", "null-in-and", "none-match", "empty-alternative"])
+async def test_any_of_matches_records_that_have_every_value_of_one_alternative(db, alternatives, expected):
+    people = db.collection("people")
+    await seed(people)
+    where = Filter(any_of=alternatives)
+    assert await names(people, where) == expected
+    assert await people.count(where) == len(expected)
+
+
+async def test_any_of_on_ids_and_with_other_filters_combines_with_and(db, commands):
+    people = db.collection("people")
+    ann, bob, cid = await seed(people)
+    assert await names(people, Filter(any_of=({"id": bob["id"]}, {"id": INVALID_ID}, {"name": "Ann"}))) == ["Ann", "Bob"]
+    rule = ({"group": "a"}, {"age": 41})
+    assert await names(people, Filter(equals={"age": 30}, any_of=rule)) == ["Ann", "Cid"]
+    assert await names(people, Filter(equals={"group": "b"}, any_of=({"group": "a"},))) == []  # contradiction
+    assert await names(people, Filter(search_fields=("name",), search_text="b", any_of=rule)) == ["Bob"]
+    found = await people.find_within("name", ["Ann", "Bob", "Cid"], sort=BY_ID, where=Filter(any_of=rule))
+    assert [d["name"] for d in found] == ["Ann", "Bob", "Cid"]
+    found = await people.find_within("name", ["Bob", "Cid"], sort=BY_ID, where=Filter(any_of=({"group": "a"},)))
+    assert [d["name"] for d in found] == ["Cid"]
+    commands.reset()
+    assert await names(people, Filter(any_of=())) == []  # no alternative: nothing, without asking the server
+    assert await people.count(Filter(any_of=({"id": INVALID_ID},))) == 0
+    assert commands.commands == []
+
+
+def test_any_of_refuses_dict_and_list_values():
+    with pytest.raises(TypeError, match=r"^filter value for 'name' must be a scalar, got dict$"):
+        Filter(any_of=({"group": "a"}, {"name": {"$ne": None}})).to_mongo()
+
+
 # -- sort, skip, limit, count -------------------------------------------------------
 
 async def test_sort_on_several_keys_breaks_ties_by_id(db):
