@@ -6,7 +6,7 @@ Everything above it speaks in plain values: ids are strings, filters are
 Exceptions raised here:
     StorageError -> DuplicateKey | Unavailable | Unstorable
 """
-from storage.client import Database, connect
+from storage.client import Database, connect, database_name
 from storage.collection import Collection
 from storage.embedded import EmbeddedServer
 from storage.errors import DuplicateKey, StorageError, Unavailable, Unstorable
@@ -27,6 +27,7 @@ __all__ = [
     "Unavailable",
     "Unstorable",
     "connect",
+    "database_name",
     "is_valid_id",
     "new_id",
     "safe_path",
