@@ -12,7 +12,7 @@ from storage.embedded import EmbeddedServer
 from storage.errors import DuplicateKey, StorageError, Unavailable, Unstorable
 from storage.files import Disk, GridFSDisk, LocalDisk, safe_path
 from storage.filters import Filter
-from storage.ids import is_valid_id, new_id
+from storage.ids import canonical_id, is_valid_id, new_id
 
 __all__ = [
     "Collection",
@@ -26,6 +26,7 @@ __all__ = [
     "StorageError",
     "Unavailable",
     "Unstorable",
+    "canonical_id",
     "connect",
     "database_name",
     "is_valid_id",
