@@ -10,7 +10,7 @@ from storage.client import Database, connect, database_name
 from storage.collection import Collection
 from storage.embedded import EmbeddedServer
 from storage.errors import DuplicateKey, StorageError, Unavailable, Unstorable
-from storage.files import Disk, GridFSDisk, LocalDisk, safe_path
+from storage.files import Disk, GridFSDisk, LocalDisk, StoredFile, safe_path
 from storage.filters import Filter
 from storage.ids import canonical_id, is_valid_id, new_id
 
@@ -24,6 +24,7 @@ __all__ = [
     "GridFSDisk",
     "LocalDisk",
     "StorageError",
+    "StoredFile",
     "Unavailable",
     "Unstorable",
     "canonical_id",
