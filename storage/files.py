@@ -50,7 +50,7 @@ class Disk(Protocol):
     async def put(self, path: str, data: bytes) -> None: ...
     async def get(self, path: str) -> bytes | None: ...
     async def delete(self, path: str) -> None: ...
-    async def inventory(self) -> list[StoredFile]: ...
+    async def inventory(self, deep: bool = True) -> list[StoredFile]: ...
     async def discard(self, item: StoredFile) -> None: ...
 
 
@@ -89,7 +89,7 @@ class LocalDisk:
     async def delete(self, path: str) -> None:
         self._file(path).unlink(missing_ok=True)
 
-    async def inventory(self) -> list[StoredFile]:
+    async def inventory(self, deep: bool = True) -> list[StoredFile]:
         """Every file `put` wrote, and the temporary files of writes that never finished;
         anything else in the folder (names `put` never makes, symbolic links) is not listed."""
         def walk() -> list[StoredFile]:
@@ -164,23 +164,29 @@ class GridFSDisk:
             await self._delete_id(file_id)
 
     @unavailable_as_error
-    async def inventory(self) -> list[StoredFile]:
+    async def inventory(self, deep: bool = True) -> list[StoredFile]:
         """Every path's newest file; as temporary, the older revisions `put` did not get to delete
-        and chunks whose file document is gone (a delete cut short between the two)."""
+        and, if `deep` (a scan of every chunk), chunks whose file document is gone (a delete cut
+        short between the two)."""
         files = await self._database[f"{self._bucket_name}.files"].find({}, {"filename": 1}).to_list(None)
         newest: dict[str, Any] = {}
         for document in files:
             newest[document["filename"]] = max(newest.get(document["filename"], document["_id"]), document["_id"])
         found = [StoredFile(self.name, d["filename"], d["_id"] != newest[d["filename"]], _written(d["_id"]),
                             d["_id"]) for d in files]
-        # Chunks: the embedded server lists none (it keeps them out of sight); MongoDB lists them all.
-        known, orphans = {d["_id"] for d in files}, {}
-        async for chunk in self._database[f"{self._bucket_name}.chunks"].find({}, {"files_id": 1}):
-            if chunk["files_id"] not in known:
-                orphans[chunk["files_id"]] = max(orphans.get(chunk["files_id"], chunk["_id"]), chunk["_id"])
+        orphans = await self._orphan_chunks({d["_id"] for d in files}) if deep else {}
         found += [StoredFile(self.name, f"(chunks of file {file_id})", True, _written(last), ("chunks", file_id))
                   for file_id, last in orphans.items()]
         return sorted(found, key=lambda item: item.path)
+
+    async def _orphan_chunks(self, known: set[Any]) -> dict[Any, Any]:
+        """files_id -> newest chunk id, for chunks of no known file. The embedded server lists no
+        chunks at all (it keeps them out of sight); MongoDB lists every one."""
+        orphans: dict[Any, Any] = {}
+        async for chunk in self._database[f"{self._bucket_name}.chunks"].find({}, {"files_id": 1}):
+            if chunk["files_id"] not in known:
+                orphans[chunk["files_id"]] = max(orphans.get(chunk["files_id"], chunk["_id"]), chunk["_id"])
+        return orphans
 
     @unavailable_as_error
     async def discard(self, item: StoredFile) -> None:

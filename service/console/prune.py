@@ -13,9 +13,10 @@ import sys
 from service.config import Settings
 from service.console.runtime import build, database_uri
 from service.core import uploads
-from storage import StorageError
+from storage import StorageError, Unavailable
 
 log = logging.getLogger("restify")
+SCAN_TIMEOUT_MS = 600_000  # storage:prune reads every record and file: not a request's 2 s
 
 
 def stale_after(settings: Settings) -> float:
@@ -27,13 +28,13 @@ def prune(settings: Settings, apply: bool, older_than: float | None = None) -> i
     with database_uri(settings) as uri:
         try:
             return asyncio.run(_prune(settings, uri, apply, stale_after(settings) if older_than is None else older_than))
-        except StorageError:
+        except Unavailable:
             print("restify: the database is unavailable", file=sys.stderr)
             return 1
 
 
 async def _prune(settings: Settings, uri: str, apply: bool, older_than: float) -> int:
-    app = build(settings, uri)
+    app = build(settings, uri, timeout_ms=SCAN_TIMEOUT_MS)
     try:
         found = await uploads.leftovers(app, older_than)
         for why, item in found:
@@ -50,7 +51,8 @@ async def _prune(settings: Settings, uri: str, apply: bool, older_than: float) -
 
 
 def remove_stale_temporary_files(settings: Settings, uri: str) -> None:
-    """Run by `serve` before it listens: reclaims what crashed writes left. Never stops the start."""
+    """Run by `serve` before it listens: reclaims what interrupted uploads left (no full scans,
+    the request-path timeout). A database that fails here is reported; the start goes on."""
     try:
         removed = asyncio.run(_remove_stale(settings, uri))
     except StorageError as error:
@@ -63,7 +65,7 @@ def remove_stale_temporary_files(settings: Settings, uri: str) -> None:
 async def _remove_stale(settings: Settings, uri: str) -> int:
     app = build(settings, uri)
     try:
-        found = await uploads.leftovers(app, stale_after(settings), unreferenced=False)
+        found = await uploads.leftovers(app, stale_after(settings), thorough=False)
         return await uploads.remove(app, [item for _, item in found])
     finally:
         app.db.close()

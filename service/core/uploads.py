@@ -133,29 +133,28 @@ async def referenced_paths(app: "Restify") -> set[str]:
     return paths
 
 
-async def leftovers(app: "Restify", older_than: float, unreferenced: bool = True
-                    ) -> list[tuple[str, StoredFile]]:
-    """(why, item) for what no record needs, on every disk: temporary files of interrupted writes
-    and, with `unreferenced`, files no record points to. Only items older than `older_than`
-    seconds: a younger one may belong to an upload still under way (its record not yet written)."""
+async def leftovers(app: "Restify", older_than: float, thorough: bool = True) -> list[tuple[str, StoredFile]]:
+    """(why, item) for what no record needs, on every disk: temporary leftovers of interrupted
+    uploads and, if `thorough` (full scans), files no record points to and GridFS chunks of no
+    file. Only items older than `older_than` seconds: a younger one may belong to an upload
+    still under way (its record not yet written)."""
     cutoff = datetime.now(timezone.utc) - timedelta(seconds=older_than)
-    needed = await referenced_paths(app) if unreferenced else set()
+    needed = await referenced_paths(app) if thorough else set()
     found = []
     for disk in app.disks.values():
-        for item in await disk.inventory():
+        for item in await disk.inventory(deep=thorough):
             if item.written > cutoff:
                 continue
             if item.temporary:
                 found.append((TEMPORARY, item))
-            elif unreferenced and item.path not in needed:
+            elif thorough and item.path not in needed:
                 found.append((UNREFERENCED, item))
     return found
 
 
 async def remove(app: "Restify", items: Iterable[StoredFile]) -> int:
     """Deletes listed items from their disks; returns how many."""
-    count = 0
+    items = list(items)
     for item in items:
         await app.disks[item.disk].discard(item)
-        count += 1
-    return count
+    return len(items)
