@@ -59,6 +59,13 @@ def _parser() -> argparse.ArgumentParser:
     watch = commands.add_parser("watch", help="regenerate schema/ whenever a repository module changes")
     watch.add_argument("--app-dir", dest="app_dir_sub", default=None)
 
+    prune = commands.add_parser("storage:prune", help="list files no record references and temporary files "
+                                "left by crashes (--apply deletes them)")
+    prune.add_argument("--apply", action="store_true", help="delete what is listed (default: only list)")
+    prune.add_argument("--older-than", type=_seconds, default=None, metavar="SECONDS",
+                       help="only what is older than this (default: files.stale_after_seconds)")
+    prune.add_argument("--app-dir", dest="app_dir_sub", default=None)
+
     openapi = commands.add_parser("openapi", help="print the OpenAPI 3.1 document of the REST API (no database needed)")
     openapi.add_argument("--app-dir", dest="app_dir_sub", default=None)
     return parser
@@ -68,6 +75,16 @@ def _processes(text: str) -> int:
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError("must be 0 (one per CPU) or more")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 10**9:
+        raise argparse.ArgumentTypeError("must be a number of seconds, 0 or more")
     return value
 
 
@@ -120,6 +137,9 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
         except OSError as error:  # e.g. the port is taken: a message, not a traceback
             print(f"restify: cannot serve: {error}", file=sys.stderr)
             return 1
+    if args.command == "storage:prune":
+        from service.console.prune import prune
+        return prune(settings, args.apply, args.older_than)
     if args.command == "mcp":
         from service.mcp.stdio import run_stdio
         with database_uri(settings) as uri:

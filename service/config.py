@@ -15,7 +15,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "server": {"port": 8000, "prefix": "/api/restify", "auth_prefix": "/api", "max_body_bytes": 1_048_576,
                "max_upload_bytes": 8_388_608, "max_query_bytes": 8192, "trust_proxy_headers": False},
     "cors": {"allowed_origins": [], "allowed_headers": ["Authorization", "Content-Type"], "max_age": 600},
-    "files": {"disk": "local", "root": "var/storage", "max_bytes": 2_097_152, "url_prefix": "/storage"},
+    # stale_after_seconds: temporary or unreferenced files younger than this may belong to an upload
+    # under way; clean-up (serve at start, storage:prune) leaves them alone.
+    "files": {"disk": "local", "root": "var/storage", "max_bytes": 2_097_152, "url_prefix": "/storage",
+              "stale_after_seconds": 3600},
     "database": {"uri": "", "name": "restify", "embedded_dir": "var/db", "timeout_ms": 2000},
     "pagination": {"per_page": 15, "relatable_per_page": 15, "max_per_page": None},
     "routes": {"middleware": []},

@@ -6,13 +6,13 @@ Everything above it speaks in plain values: ids are strings, filters are
 Exceptions raised here:
     StorageError -> DuplicateKey | Unavailable | Unstorable
 """
-from storage.client import Database, connect
+from storage.client import Database, connect, database_name
 from storage.collection import Collection
 from storage.embedded import EmbeddedServer
 from storage.errors import DuplicateKey, StorageError, Unavailable, Unstorable
-from storage.files import Disk, GridFSDisk, LocalDisk, safe_path
+from storage.files import Disk, GridFSDisk, LocalDisk, StoredFile, safe_path
 from storage.filters import Filter
-from storage.ids import is_valid_id, new_id
+from storage.ids import canonical_id, is_valid_id, new_id
 
 __all__ = [
     "Collection",
@@ -24,9 +24,12 @@ __all__ = [
     "GridFSDisk",
     "LocalDisk",
     "StorageError",
+    "StoredFile",
     "Unavailable",
     "Unstorable",
+    "canonical_id",
     "connect",
+    "database_name",
     "is_valid_id",
     "new_id",
     "safe_path",

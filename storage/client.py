@@ -1,4 +1,9 @@
-"""The Motor client, built from a URI; one per event loop."""
+"""The Motor client, built from a URI; one per event loop.
+
+Every operation is bounded by pymongo's client-side operation timeout (`timeoutMS`):
+server selection, connection checkout and socket reads together, so a stopped server
+(alive but silent) fails the call in time instead of leaving it waiting on a read.
+"""
 from typing import Any
 
 from motor.motor_asyncio import AsyncIOMotorClient
@@ -10,19 +15,27 @@ from storage.files import GridFSDisk
 from storage.guard import unavailable_as_error
 
 DEFAULT_DATABASE = "restify"
+DEFAULT_TIMEOUT_MS = 2000
+
+
+def database_name(uri: str, fallback: str | None = None) -> str:
+    """The database the URI names (`mongodb://host/mydb`), else `fallback`, else "restify"."""
+    return parse_uri(uri).get("database") or fallback or DEFAULT_DATABASE
 
 
 class Database:
+    """`name` is used as given; without one, the URI's database (see `database_name`).
+
+    `timeout_ms` bounds every operation; None leaves operations unbounded, for long-lived
+    readers such as change-stream watchers, which open their own `Database` that way."""
+
     def __init__(self, uri: str, name: str | None = None, listeners: list[Any] | None = None,
-                 timeout_ms: int = 5000) -> None:
+                 timeout_ms: int | None = DEFAULT_TIMEOUT_MS) -> None:
         self.uri = uri
-        self.name = name or parse_uri(uri).get("database") or DEFAULT_DATABASE
-        self._client = AsyncIOMotorClient(
-            uri,
-            event_listeners=listeners or [],
-            serverSelectionTimeoutMS=timeout_ms,
-            tz_aware=True,
-        )
+        self.name = name or database_name(uri)
+        bounds: dict[str, Any] = {} if timeout_ms is None else {
+            "timeoutMS": timeout_ms, "serverSelectionTimeoutMS": timeout_ms}
+        self._client = AsyncIOMotorClient(uri, event_listeners=listeners or [], tz_aware=True, **bounds)
         self._db = self._client[self.name]
         self._collections: dict[str, Collection] = {}
 
@@ -43,8 +56,8 @@ class Database:
 
 
 def connect(uri: str, name: str | None = None, listeners: list[Any] | None = None,
-            timeout_ms: int = 5000) -> Database:
-    """`timeout_ms` bounds how long an operation waits for an unreachable server before failing."""
+            timeout_ms: int | None = DEFAULT_TIMEOUT_MS) -> Database:
+    """`timeout_ms` bounds every operation, from server selection to the last byte read."""
     return Database(uri, name, listeners, timeout_ms)
 
 

@@ -4,6 +4,7 @@ It runs as a child process with its own pid and log files, so several
 instances (a dev server, a test run) never trip over each other's pid file.
 """
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -66,10 +67,24 @@ class EmbeddedServer:
         self.stop()
         raise RuntimeError(f"embedded database did not listen on {self.uri} within {timeout}s; see {log}")
 
+    def pause(self) -> None:
+        """Stops the server process (SIGSTOP): connections stay open and nothing answers."""
+        self._signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Lets a paused server run on (SIGCONT)."""
+        self._signal(signal.SIGCONT)
+
+    def _signal(self, number: int) -> None:
+        if not self.running:
+            raise RuntimeError("the embedded database is not running")
+        self._process.send_signal(number)
+
     def stop(self) -> None:
         if self._process is None:
             return
         if self._process.poll() is None:
+            self._process.send_signal(signal.SIGCONT)  # a paused server cannot act on SIGTERM
             self._process.terminate()
             try:
                 self._process.wait(timeout=10)

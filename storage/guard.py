@@ -4,7 +4,7 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import ParamSpec, TypeVar
 
-from pymongo.errors import AutoReconnect, ConnectionFailure, ServerSelectionTimeoutError
+from pymongo.errors import AutoReconnect, ConnectionFailure, PyMongoError, ServerSelectionTimeoutError
 
 from bson.errors import InvalidDocument
 
@@ -21,6 +21,10 @@ def unavailable_as_error(function: Callable[P, Awaitable[T]]) -> Callable[P, Awa
             return await function(*args, **kwargs)
         except (AutoReconnect, ConnectionFailure, ServerSelectionTimeoutError) as error:
             raise Unavailable(str(error)) from None
+        except PyMongoError as error:
+            if error.timeout:  # the operation's time ran out (timeoutMS): as good as unreachable
+                raise Unavailable(str(error)) from None
+            raise
         except UnicodeEncodeError:
             raise Unstorable("a string that is not valid text") from None
         except (OverflowError, InvalidDocument):

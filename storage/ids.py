@@ -17,6 +17,14 @@ def to_object_id(value: str) -> ObjectId | None:
         return None
 
 
+def canonical_id(value: object) -> object:
+    """A valid id in its one stored spelling (lowercase hex); anything else unchanged.
+
+    The database accepts any case of hex for `_id`, but a reference stored in another field is
+    compared as a string: stored as typed, `post_id` "6650AB..." never meets post "6650ab..."."""
+    return value.lower() if is_valid_id(value) else value
+
+
 def new_id() -> str:
     return str(ObjectId())
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from service.config import Settings, load_settings
 from service.core.app import Restify
 from service.core.registry import load_app
-from storage import Database, EmbeddedServer, connect
+from storage import Database, EmbeddedServer, connect, database_name
 
 
 @contextmanager
@@ -24,10 +24,12 @@ def database_uri(settings: Settings) -> Iterator[str]:
         server.stop()
 
 
-def build(settings: Settings, uri: str) -> Restify:
+def build(settings: Settings, uri: str, timeout_ms: int | None = None) -> Restify:
+    """`timeout_ms` replaces `database.timeout_ms` for commands whose calls are not requests."""
     registry = load_app(settings.app_dir, settings.get("app", "package"))
-    db: Database = connect(uri, settings.get("database", "name"),
-                           timeout_ms=int(settings.get("database", "timeout_ms") or 2000))
+    # The URI's own database wins: `database.name` only names one for a URI without it.
+    db: Database = connect(uri, database_name(uri, settings.get("database", "name")),
+                           timeout_ms=timeout_ms or int(settings.get("database", "timeout_ms") or 2000))
     return Restify(settings, registry, db)
 
 

@@ -22,6 +22,7 @@ from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets
 
 from service.config import Settings
+from service.console.prune import remove_stale_temporary_files
 from service.console.runtime import build, database_uri
 from service.console.watching import follow_schema, run_worker
 from service.core.registry import load_app
@@ -223,6 +224,7 @@ def serve(settings: Settings, port: int | None, host: str, processes: int = 1, w
     port = port or int(settings.get("server", "port"))
     processes = processes or os.cpu_count() or 1
     with database_uri(settings) as uri:
+        remove_stale_temporary_files(settings, uri)
         if processes == 1:
             return _serve_one(settings, uri, port, host, watch)
         if watch:

@@ -9,11 +9,13 @@ import re
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from service.core.errors import DeclarationError
 from service.core.fields import Field
 from service.core.naming import attribute_label
+from storage import Filter, StoredFile
 
 if TYPE_CHECKING:
     from service.core.app import Restify
@@ -111,3 +113,48 @@ async def discard(app: "Restify", urls: Iterable[str | None]) -> None:
         if path is not None:
             for disk in app.disks.values():
                 await disk.delete(path)
+
+
+# -- clean-up: what crashes and interrupted writes leave on the disks ------------------------------
+
+TEMPORARY, UNREFERENCED = "temp", "unreferenced"
+
+
+async def referenced_paths(app: "Restify") -> set[str]:
+    """Every disk path a record of the application points to (any field holding a file URL)."""
+    paths: set[str] = set()
+    for collection in {resource.collection for resource in app.registry.resources.values()}:
+        for document in await app.db.collection(collection).find(Filter()):
+            for value in document.values():
+                for item in value if isinstance(value, list) else [value]:
+                    path = app.file_path(item)
+                    if path is not None:
+                        paths.add(path)
+    return paths
+
+
+async def leftovers(app: "Restify", older_than: float, thorough: bool = True) -> list[tuple[str, StoredFile]]:
+    """(why, item) for what no record needs, on every disk: temporary leftovers of interrupted
+    uploads and, if `thorough` (full scans), files no record points to and GridFS chunks of no
+    file. Only items older than `older_than` seconds: a younger one may belong to an upload
+    still under way (its record not yet written)."""
+    cutoff = datetime.now(timezone.utc) - timedelta(seconds=older_than)
+    needed = await referenced_paths(app) if thorough else set()
+    found = []
+    for disk in app.disks.values():
+        for item in await disk.inventory(deep=thorough):
+            if item.written > cutoff:
+                continue
+            if item.temporary:
+                found.append((TEMPORARY, item))
+            elif thorough and item.path not in needed:
+                found.append((UNREFERENCED, item))
+    return found
+
+
+async def remove(app: "Restify", items: Iterable[StoredFile]) -> int:
+    """Deletes listed items from their disks; returns how many."""
+    items = list(items)
+    for item in items:
+        await app.disks[item.disk].discard(item)
+    return len(items)

@@ -14,7 +14,7 @@ from service.core import uploads
 from service.core.errors import ValidationFailed
 from service.core.fields import Field
 from service.core.rules import FieldRules, Rule
-from storage import Filter
+from storage import Filter, canonical_id
 
 if TYPE_CHECKING:
     from service.core.app import Restify
@@ -44,11 +44,29 @@ def _is_blank(value: Any) -> bool:
     return value is None or value == "" or value == [] or value == {}
 
 
+def _references(app: "Restify", fields: list[Field], action: str) -> set[str]:
+    """The fields that hold ids of other records: relation keys (`post_id`, `tag_ids`, named by
+    any belongs_to / belongs_to_many of the application) and fields with an `exists:` rule on ids."""
+    keys = {relation.local_key for resource in app.registry.resources.values()
+            for relation in resource.relations.values() if relation.kind != "has_many"}
+    return {field.name for field in fields if field.name in keys or any(
+        rule.name == "exists" and _target(rule, field)[1] == "id"
+        for rule in compiled_rules(field, action).database_rules)}
+
+
+def _canonical_reference(value: Any) -> Any:
+    """Ids in their stored spelling, one id or a list of them: any accepted spelling finds its record."""
+    if isinstance(value, list):
+        return [canonical_id(item) for item in value]
+    return canonical_id(value)
+
+
 async def validate(app: "Restify", fields: list[Field], payload: Mapping[str, Any], action: str,
                    record_id: str | None = None) -> dict[str, Any]:
     errors: dict[str, list[str]] = {}
     clean: dict[str, Any] = {}
     checked: list[tuple[Field, FieldRules, Any]] = []
+    referring = _references(app, fields, action)
     for field in writable(fields):
         rules = compiled_rules(field, action)
         present = field.name in payload
@@ -75,6 +93,8 @@ async def validate(app: "Restify", fields: list[Field], payload: Mapping[str, An
         if rules.confirmed and payload.get(f"{field.name}_confirmation") != payload.get(field.name):
             errors[field.name] = [rules.message("confirmed")]
             continue
+        if field.name in referring:
+            value = _canonical_reference(value)
         clean[field.name] = value
         checked.append((field, rules, value))
     for field, rules, value in checked:

@@ -3,6 +3,7 @@ the port through its own SO_REUSEPORT socket, keep-alive clients spread over the
 leaves no process behind."""
 import http.client
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -47,10 +48,20 @@ def alive(pid: int) -> bool:
     return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text()
 
 
+def wait_until_every_worker_is_ready(server: Server) -> None:
+    """The first worker answers before the second listens; the supervisor's serving line comes
+    only when every worker is ready."""
+    deadline = time.monotonic() + 60
+    while "Restify serving" not in Path(server.log.name).read_text():
+        assert time.monotonic() < deadline and server.process.poll() is None, Path(server.log.name).read_text()
+        time.sleep(0.05)
+
+
 def test_serve_processes_gives_each_worker_its_own_socket_and_spreads_clients(database_env, tmp_path):
     server = Server(ROOT, {**FAST, **database_env}, "--processes", "2", log_dir=tmp_path)
     clients: list[http.client.HTTPConnection] = []
     try:
+        wait_until_every_worker_is_ready(server)
         workers = children(server.process.pid)
         assert len(workers) == 2
         listening = sockets(server.port, LISTEN)
