@@ -158,7 +158,7 @@ class McpHandler(JsonHandler):
         error = kwargs.get("exc_info", (None, None))[1]
         if isinstance(error, Unauthenticated):
             self.set_header("WWW-Authenticate", "Bearer")  # RFC 6750: how to authenticate
-        if status_code == 405:
+        if isinstance(error, MethodNotAllowed) or getattr(error, "status_code", None) == 405:
             self.set_header("Allow", ALLOWED)
         super().write_error(status_code, **kwargs)
 
