@@ -55,7 +55,8 @@ def make_server(app: Restify, graphql: GraphQLService | None = None) -> HTTPServ
     with `server.trust_proxy_headers`: a client could otherwise pick the address that login
     throttling counts against, and take a fresh one for each attempt."""
     trusted = app.settings.get("server", "trust_proxy_headers") is True
-    seconds = {name: float(app.settings.get("server", name)) for name in ("idle_timeout", "header_timeout", "body_timeout")}
+    seconds = {name: float(app.settings.get("server", name))
+               for name in ("idle_timeout", "header_timeout", "body_timeout")}
     return TimedHTTPServer(make_app(app, graphql), xheaders=trusted, max_body_size=MAX_BODY, **seconds)
 
 

@@ -36,7 +36,7 @@ def _reject_constant(name: str) -> Any:
 
 
 def _not_json_reason(error: Exception) -> str:
-    """Why a body is not JSON, in fixed words: the decoder's own name positions and Python internals."""
+    """Why a body is not JSON, in fixed words: not the decoder's positions nor Python's internals."""
     if isinstance(error, RecursionError):
         return ": it is nested too deeply."
     if isinstance(error, UnicodeDecodeError):

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from service.http.app import make_server
+from tests.http.test_proxy_headers import http_server  # noqa: F401 - the server `restify serve` runs
 
 OPENAPI = "/api/restify/openapi.json"
 FOLLOW_UP = f"GET {OPENAPI} HTTP/1.1\r\nHost: t\r\n\r\n".encode()
@@ -25,15 +25,6 @@ def limits():
 def config(config, limits):
     config["server"] = {"max_body_bytes": 1024, **limits}
     return config
-
-
-@pytest.fixture
-def http_server(restify, io_loop, http_server_port):
-    # The server `restify serve` runs, not the plain one the plugin would build.
-    server = make_server(restify)
-    server.add_socket(http_server_port[0])
-    yield server
-    server.stop()
 
 
 class Raw:

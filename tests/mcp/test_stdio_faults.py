@@ -1,33 +1,14 @@
 """`restify mcp` when the database goes away: tools answer the REST body, never the driver's own text."""
-import os
-
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
-from storage import EmbeddedServer, connect
 from tests.conftest import ROOT
+# This test's own database server, which it stops, and the app fixtures of conftest built on it.
+from tests.http.test_faults import UNAVAILABLE, db, pytestmark, server  # noqa: F401
 from tests.mcp.conftest import error, ok
 from tests.mcp.test_stdio import command
-
-pytestmark = pytest.mark.skipif(bool(os.environ.get("MONGODB_URI")), reason="stops its own embedded server")
-UNAVAILABLE = {"message": "The database is unavailable."}
-
-
-@pytest.fixture
-def server(tmp_path):
-    embedded = EmbeddedServer(tmp_path / "db").start()
-    yield embedded
-    embedded.stop()
-
-
-@pytest.fixture
-def db(io_loop, server):
-    """This test's own server, which it stops; the app fixtures of conftest build on it."""
-    database = connect(server.uri, "faults", timeout_ms=500)
-    yield database
-    database.close()
 
 
 async def test_a_stopped_database_is_a_fixed_text_over_stdio(api, server, db):
