@@ -13,7 +13,9 @@ from typing import Any
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "server": {"port": 8000, "prefix": "/api/restify", "auth_prefix": "/api", "max_body_bytes": 1_048_576,
-               "max_upload_bytes": 8_388_608, "max_query_bytes": 8192, "trust_proxy_headers": False},
+               "max_upload_bytes": 8_388_608, "max_query_bytes": 8192, "trust_proxy_headers": False,
+               # seconds: a quiet kept-alive connection; a request's header; its body
+               "idle_timeout": 60, "header_timeout": 10, "body_timeout": 60},
     "cors": {"allowed_origins": [], "allowed_headers": ["Authorization", "Content-Type"], "max_age": 600},
     # stale_after_seconds: temporary or unreferenced files younger than this may belong to an upload
     # under way; clean-up (serve at start, storage:prune) leaves them alone.

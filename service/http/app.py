@@ -8,6 +8,7 @@ from tornado.web import Application, RequestHandler
 
 from service.core.app import Restify
 from service.http.base import NotFoundHandler
+from service.http.connections import TimedHTTPServer
 from service.http.handlers import (
     CollectionHandler, CollectionUploadHandler, LoginHandler, LogoutHandler, ProfileHandler, ProfileUploadHandler,
     RecordHandler, RecordUploadHandler, RegisterHandler,
@@ -58,7 +59,9 @@ def make_server(app: Restify, graphql: GraphQLService | None = None) -> HTTPServ
     with `server.trust_proxy_headers`: a client could otherwise pick the address that login
     throttling counts against, and take a fresh one for each attempt."""
     trusted = app.settings.get("server", "trust_proxy_headers") is True
-    return HTTPServer(make_app(app, graphql), xheaders=trusted, max_body_size=MAX_BODY)
+    seconds = {name: float(app.settings.get("server", name))
+               for name in ("idle_timeout", "header_timeout", "body_timeout")}
+    return TimedHTTPServer(make_app(app, graphql), xheaders=trusted, max_body_size=MAX_BODY, **seconds)
 
 
 def log_request(handler: RequestHandler) -> None:

@@ -22,12 +22,30 @@ from service.core.uploads import Upload
 from storage import Unavailable, Unstorable
 
 log = logging.getLogger("restify.http")
+SERVER_NAME = "restify"  # the `Server` header, without a version for scanners to match
 _HTTP_MESSAGES = {400: "The request is malformed.", 404: "Not found.", 405: "Method not allowed.",
                   413: "The request body is too large."}
 
 
+class _NotJsonNumber(ValueError):
+    """NaN, Infinity and -Infinity: Python's decoder takes them, JSON has no such numbers."""
+
+
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+    raise _NotJsonNumber(name)
+
+
+def _not_json_reason(error: Exception) -> str:
+    """Why a body is not JSON, in fixed words: not the decoder's positions nor Python's internals."""
+    if isinstance(error, RecursionError):
+        return ": it is nested too deeply."
+    if isinstance(error, UnicodeDecodeError):
+        return ": it is not UTF-8 text."
+    if isinstance(error, _NotJsonNumber):
+        return f": {error.args[0]} is not a JSON number."
+    if isinstance(error, json.JSONDecodeError):
+        return "."
+    return ": a number in it has too many digits."  # int()'s limit on digits, the one other ValueError
 
 
 def encode_json(body: Any) -> bytes:
@@ -59,14 +77,15 @@ def _lone_surrogate(value: Any) -> str | None:
     return next((found for found in map(_lone_surrogate, items) if found), None)
 
 
-def decode_json(body: bytes) -> Any:
+def decode_json(body: bytes, what: str = "The request body") -> Any:
+    """`body` as JSON; what is refused gets a fixed text naming `what`, never the decoder's own words."""
     try:
         value = json.loads(body, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as error:
-        raise BadRequest(f"The request body is not valid JSON: {str(error)[:120]}") from None
+        raise BadRequest(f"{what} is not valid JSON{_not_json_reason(error)}") from None
     surrogate = _lone_surrogate(value) if _SURROGATE_ESCAPE.search(body) else None
     if surrogate:
-        raise BadRequest(f"The request body is not valid JSON: a string holds a lone surrogate "
+        raise BadRequest(f"{what} is not valid JSON: a string holds a lone surrogate "
                          f"(\\u{ord(surrogate):04x}).")
     return value
 
@@ -81,6 +100,7 @@ class JsonHandler(RequestHandler):
         self._chunks: list[bytes] = []
         self._received = 0
         self._too_large = False
+        self._refused = False
         self.files: dict[str, Upload] = {}
         self.set_default_headers()
 
@@ -92,6 +112,7 @@ class JsonHandler(RequestHandler):
 
     def set_default_headers(self) -> None:
         # Tornado calls this before initialize() and again after clear() on errors.
+        self.set_header("Server", SERVER_NAME)  # Tornado's own names its version
         if not hasattr(self, "app"):
             return
         origin = self.request.headers.get("Origin")
@@ -110,15 +131,26 @@ class JsonHandler(RequestHandler):
         self.set_status(204)
         self.finish()
 
+    async def head(self, *args: str) -> None:
+        """What GET answers, status and headers; Tornado leaves the body out for HEAD."""
+        await self.get(*args)
+
     async def prepare(self) -> None:
         if self.request.method == "OPTIONS":
             return
-        if len(self.request.query) > int(self.app.settings.get("server", "max_query_bytes")):
-            raise UriTooLong()
         length = self.request.headers.get("Content-Length")
         if length and length.isdigit() and int(length) > self.limit:
             self._too_large = True
-            raise PayloadTooLarge()
+            raise PayloadTooLarge()  # answered before the body: the connection closes (see write_error)
+        try:
+            await self.admit()
+        except Exception as error:  # noqa: BLE001 - answered in place of the method, below
+            self._refuse_after_body(error)
+
+    async def admit(self) -> None:
+        """Checks made before the body arrives; what they raise is answered once it has."""
+        if len(self.request.query) > int(self.app.settings.get("server", "max_query_bytes")):
+            raise UriTooLong()
         header = self.request.headers.get("Authorization", "")
         if header:
             scheme, _, token = header.partition(" ")
@@ -126,7 +158,19 @@ class JsonHandler(RequestHandler):
                 raise auth.Unauthenticated()
             self.user = await auth.authenticate(self.app, token.strip())
 
+    def _refuse_after_body(self, error: Exception) -> None:
+        # Answering from prepare() leaves the body unread, and Tornado then closes the keep-alive
+        # connection. So the body is read and dropped, and the refusal is raised where Tornado
+        # would call the method named after the request (for this request only).
+        self._refused = True
+
+        def refuse(*args: str, **kwargs: str) -> None:
+            raise error
+        setattr(self, self.request.method.lower(), refuse)
+
     def data_received(self, chunk: bytes) -> None:
+        if self._refused:
+            return
         self._received += len(chunk)
         if self._received > self.limit:
             self._too_large = True
@@ -231,5 +275,5 @@ class JsonHandler(RequestHandler):
 class NotFoundHandler(JsonHandler):
     """Every unknown path, whatever the method: a JSON 404."""
 
-    async def prepare(self) -> None:
+    async def admit(self) -> None:
         raise NotFound()

@@ -15,7 +15,7 @@ class GraphQLHandler(JsonHandler):
         params = self.params()
         variables: Any = None
         if params.get("variables"):
-            variables = decode_json(params["variables"].encode())
+            variables = decode_json(params["variables"].encode(), "The variables parameter")
         body = await self.graphql.endpoint.run(params.get("query"), variables, params.get("operationName"),
                                                self.context(), allow_mutations=False)
         self.send_json(body)

@@ -57,16 +57,16 @@ def build_server(app: Restify, resolve_caller: CallerResolver) -> Server[Any]:
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         try:
             caller = await resolve_caller(ctx)
-        except RestifyError as error:
-            raise MCPError(types.INVALID_REQUEST, error.message) from None
+        except Exception as error:  # noqa: BLE001 - a fixed text, never the exception's own
+            raise MCPError(types.INVALID_REQUEST, error_body(error, "tools/list")["message"]) from None
         return types.ListToolsResult(tools=definitions(app, caller.user))
 
     async def call_tool(ctx: ServerRequestContext[Any, Any],
                         params: types.CallToolRequestParams) -> types.CallToolResult:
         try:
             caller = await resolve_caller(ctx)
-        except RestifyError as error:
-            return result(error.body(), is_error=True)
+        except Exception as error:  # noqa: BLE001 - a fixed text, never the exception's own
+            return result(error_body(error, params.name), is_error=True)
         return await call(app, params.name, params.arguments or {}, caller)
 
     # No schema declares `x-mcp-header`, so there are no Mcp-Param-* headers to check; saying so spares
@@ -88,15 +88,20 @@ async def call(app: Restify, name: str, arguments: Mapping[str, Any], caller: Ca
         return result({"message": f"Unknown tool {name!r}; list the tools again."}, is_error=True)
     try:
         return result(await _run(app, route, dict(arguments), caller))
-    except RestifyError as error:
-        return result(error.body(), is_error=True)
-    except (Unavailable, Unstorable) as error:
+    except Exception as error:  # noqa: BLE001 - every failure is answered as a tool error
+        return result(error_body(error, name), is_error=True)
+
+
+def error_body(error: Exception, name: str) -> dict[str, Any]:
+    """What a REST client would get for `error`: the domain error's body, or a fixed text (no traceback)."""
+    if isinstance(error, RestifyError):
+        return error.body()
+    if isinstance(error, (Unavailable, Unstorable)):
         if isinstance(error, Unavailable):
             log.warning("database unavailable: %s", error)
-        return result(from_storage(error).body(), is_error=True)
-    except Exception:  # the agent gets what a REST client would: no traceback
-        log.exception("MCP tool %s failed", name)
-        return result({"message": "Server error."}, is_error=True)
+        return from_storage(error).body()  # type: ignore[union-attr]
+    log.exception("MCP %s failed", name, exc_info=error)
+    return {"message": "Server error."}
 
 
 async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller: Caller) -> dict[str, Any]:

@@ -19,16 +19,18 @@ from urllib.parse import unquote
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import INVALID_PARAMS, PARSE_ERROR
 from tornado.web import Application
 
 from service.config import Settings
 from service.core.app import Restify
-from service.core.errors import RestifyError, Unauthenticated
+from service.core.errors import MethodNotAllowed, RestifyError, Unauthenticated
 from service.http.base import JsonHandler
 from service.mcp.server import Caller, build_server
 
 log = logging.getLogger("restify.mcp")
 PATH = "/mcp"
+ALLOWED = "POST"  # the stateless endpoint has no session: no GET stream, no DELETE
 _CALLER = "restify.caller"  # the ASGI scope key that carries the authenticated Caller to the tools
 
 
@@ -138,23 +140,26 @@ class McpEndpoint:
 
 
 class McpHandler(JsonHandler):
-    """POST/GET/DELETE /mcp: authenticate, then bridge the request to the SDK as ASGI."""
+    """POST /mcp: authenticate, then bridge the request to the SDK as ASGI."""
 
     def initialize(self, app: Restify, endpoint: McpEndpoint) -> None:  # type: ignore[override]
         super().initialize(app)
         self.endpoint = endpoint
         self._gone = asyncio.Event()
+        self._error: bytes | None = None  # an error answer's body, held to be rewritten (see _finish_error)
         self._plain_error = False
-        self._error_text = b""
 
-    async def prepare(self) -> None:
-        await super().prepare()
+    async def admit(self) -> None:
+        await super().admit()
         if self.user is None:
             raise Unauthenticated()
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
-        if isinstance(kwargs.get("exc_info", (None, None))[1], Unauthenticated):
+        error = kwargs.get("exc_info", (None, None))[1]
+        if isinstance(error, Unauthenticated):
             self.set_header("WWW-Authenticate", "Bearer")  # RFC 6750: how to authenticate
+        if isinstance(error, MethodNotAllowed) or getattr(error, "status_code", None) == 405:
+            self.set_header("Allow", ALLOWED)
         super().write_error(status_code, **kwargs)
 
     def compute_etag(self) -> None:
@@ -170,10 +175,12 @@ class McpHandler(JsonHandler):
         await self._serve()
 
     async def get(self) -> None:
-        await self._serve()
+        # Stateless: no session, so no stream for GET to open (the SDK would hold it open for
+        # nothing) and no session for DELETE to end; POST is the whole protocol here.
+        raise MethodNotAllowed()
 
     async def delete(self) -> None:
-        await self._serve()
+        raise MethodNotAllowed()
 
     async def _serve(self) -> None:
         manager = await self.endpoint.manager()
@@ -233,15 +240,14 @@ class McpHandler(JsonHandler):
                     self.add_header(name, value)
             content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
             # Errors are JSON everywhere in this service; the SDK answers a few of its own in plain text.
-            self._plain_error = message["status"] >= 400 and not content_type.startswith("application/json")
+            self._plain_error = not content_type.startswith("application/json")
+            self._error = b"" if message["status"] >= 400 else None
         elif message["type"] == "http.response.body":
             body = message.get("body", b"")
-            if self._plain_error:
-                self._error_text += body
+            if self._error is not None:
+                self._error += body
                 if not message.get("more_body"):
-                    self.set_header("Content-Type", "application/json; charset=UTF-8")
-                    text = self._error_text.decode("utf-8", "replace").strip() or self._reason
-                    self.finish(json.dumps({"message": text}))
+                    self._finish_error(self._error)
                 return
             if body:
                 self.write(body)
@@ -249,6 +255,29 @@ class McpHandler(JsonHandler):
                 await self.flush()
             else:
                 self.finish()
+
+    def _finish_error(self, body: bytes) -> None:
+        if self._plain_error:
+            self.set_header("Content-Type", "application/json; charset=UTF-8")
+            body = json.dumps({"message": body.decode("utf-8", "replace").strip() or self._reason}).encode()
+        self.finish(fixed_rpc_error(body))
+
+
+# The SDK words these refusals with the parser's or pydantic's own text (positions, URLs).
+_RPC_TEXTS = {PARSE_ERROR: "Parse error: the request body is not valid JSON.",
+              INVALID_PARAMS: "Validation error: the request body is not a valid JSON-RPC message."}
+
+
+def fixed_rpc_error(body: bytes) -> bytes:
+    """A JSON-RPC error answer with the SDK's exception text replaced by a fixed one."""
+    try:
+        answer = json.loads(body)
+        error = answer["error"]
+        error["message"] = _RPC_TEXTS[error["code"]]
+    except (ValueError, TypeError, KeyError):  # not one of those: it carries a fixed text already
+        return body
+    error.pop("data", None)
+    return json.dumps(answer, separators=(",", ":")).encode()
 
 
 def mcp_routes(app: Restify) -> list[tuple]:

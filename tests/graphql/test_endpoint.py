@@ -495,10 +495,9 @@ async def test_an_invalid_variable_value_is_a_graphql_error_not_a_server_error(a
 
 
 @pytest.mark.parametrize("body, content_type, message", [
-    (b"{nope", "application/json",
-     "The request body is not valid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+    (b"{nope", "application/json", "The request body is not valid JSON."),
     (b"[1]", "application/json", "The request body must be a JSON object."),
-    (b"NaN", "application/json", "The request body is not valid JSON: NaN is not valid JSON"),
+    (b"NaN", "application/json", "The request body is not valid JSON: NaN is not a JSON number."),
 ])
 async def test_a_malformed_body_is_a_400_json_error(api, body, content_type, message):
     response = await api.request("POST", "/graphql", body=body, headers={"Content-Type": content_type})
@@ -508,7 +507,7 @@ async def test_a_malformed_body_is_a_400_json_error(api, body, content_type, mes
 async def test_get_with_variables_that_are_not_json_is_a_400_json_error(api):
     response = await api.get(f"/graphql?{urlencode({'query': '{ postList { id } }', 'variables': 'nope'})}")
     assert (response.status, response.json) == (
-        400, {"message": "The request body is not valid JSON: Expecting value: line 1 column 1 (char 0)"})
+        400, {"message": "The variables parameter is not valid JSON."})
 
 
 @pytest.mark.parametrize("app", [limits(max_depth=3, max_cost=20)], indirect=True)

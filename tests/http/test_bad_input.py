@@ -68,16 +68,11 @@ async def send_json(api, db, ann, method: str, path: str, body):
 
 # -- malformed JSON ----------------------------------------------------------------------------
 @pytest.mark.parametrize("method, path", WRITE_TARGETS)
-@pytest.mark.parametrize("body, reason", [
-    (b'{"title":', "Expecting value: line 1 column 10 (char 9)"),
-    (b"{'title': 'x'}", "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
-    (b'{"title": "x",}', "Expecting property name enclosed in double quotes: line 1 column 15 (char 14)"),
-    (b"title=x", "Expecting value: line 1 column 1 (char 0)"),
-    (b'{"title": "x"} {}', "Extra data: line 1 column 16 (char 15)"),
-])
-async def test_malformed_json_is_400(api, db, ann, method, path, body, reason):
+@pytest.mark.parametrize("body", [b'{"title":', b"{'title': 'x'}", b'{"title": "x",}', b"title=x", b'{"title": "x"} {}'])
+async def test_malformed_json_is_400(api, db, ann, method, path, body):
     response = await send_raw(api, db, ann, method, path, body)
-    assert (response.status, response.json) == (400, {"message": NOT_JSON + reason})
+    # A fixed text: the decoder's own words (positions, Python's names) are not for clients.
+    assert (response.status, response.json) == (400, {"message": "The request body is not valid JSON."})
 
 
 @pytest.mark.parametrize("method, path", WRITE_TARGETS)
@@ -92,20 +87,14 @@ async def test_a_json_value_that_is_not_an_object_is_400(api, db, ann, method, p
 async def test_nan_and_infinity_literals_are_400(api, db, ann, method, path, literal):
     body = f'{{"title": "x", "views": {literal}, "email": "a@b.cd", "password": "secret-pass"}}'
     response = await send_raw(api, db, ann, method, path, body)
-    assert (response.status, response.json) == (400, {"message": f"{NOT_JSON}{literal} is not valid JSON"})
+    assert (response.status, response.json) == (400, {"message": f"{NOT_JSON}{literal} is not a JSON number."})
 
 
 @pytest.mark.parametrize("method, path", WRITE_TARGETS)
-@pytest.mark.parametrize("body, kind", [
-    ("[" * 100_000, "array"),
-    ('{"a":' * 100_000, "object"),
-    ('{"title": ' + "[" * 100_000, "array"),
-])
-async def test_deeply_nested_json_is_400(api, db, ann, method, path, body, kind):
+@pytest.mark.parametrize("body", ["[" * 100_000, '{"a":' * 100_000, '{"title": ' + "[" * 100_000])
+async def test_deeply_nested_json_is_400(api, db, ann, method, path, body):
     response = await send_raw(api, db, ann, method, path, body)
-    assert response.status == 400
-    assert response.json == {"message": f"{NOT_JSON}maximum recursion depth exceeded while decoding a JSON {kind} "
-                                        "from a unicode string"}
+    assert (response.status, response.json) == (400, {"message": f"{NOT_JSON}it is nested too deeply."})
 
 
 async def test_nested_json_within_limits_is_still_type_checked(api, db, ann):
@@ -116,10 +105,7 @@ async def test_nested_json_within_limits_is_still_type_checked(api, db, ann):
 @pytest.mark.parametrize("method, path", WRITE_TARGETS)
 async def test_an_integer_literal_with_thousands_of_digits_is_400(api, db, ann, method, path):
     response = await send_raw(api, db, ann, method, path, '{"title": "x", "views": ' + "9" * 5000 + "}")
-    assert response.status == 400
-    reason = ("Exceeds the limit (4300 digits) for integer string conversion: value has 5000 digits; "
-              "use sys.set_int_max_str_digits() t")
-    assert response.json == {"message": NOT_JSON + reason}
+    assert (response.status, response.json) == (400, {"message": f"{NOT_JSON}a number in it has too many digits."})
 
 
 # -- wrong types for typed fields ------------------------------------------------------------------
@@ -351,9 +337,7 @@ async def test_unsupported_methods_are_json_405(api, db, ann, method, path):
 @pytest.mark.parametrize("method, path", WRITE_TARGETS)
 async def test_non_utf8_bytes_in_a_json_body_are_400(api, db, ann, method, path):
     response = await send_raw(api, db, ann, method, path, b'{"title": "\xff\xfe"}')
-    assert response.status == 400
-    assert response.json == {"message": NOT_JSON + "'utf-8' codec can't decode byte 0xff in position 11: "
-                                                   "invalid start byte"}
+    assert (response.status, response.json) == (400, {"message": f"{NOT_JSON}it is not UTF-8 text."})
 
 
 async def test_non_utf8_bytes_in_a_form_field_are_400(api, db, ann):

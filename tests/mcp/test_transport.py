@@ -149,6 +149,31 @@ async def test_a_wrong_content_type_is_a_json_error(api, mcp_endpoint, ann):
 async def test_other_methods_are_405(api, mcp_endpoint, ann):
     response = await api.request("PUT", "/mcp", body=b"{}", token=ann["token"])
     assert (response.status, response.json) == (405, {"message": "Method not allowed."})
+    assert response.headers["Allow"] == "POST"
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+async def test_get_and_delete_on_the_stateless_endpoint_are_405_at_once(api, mcp_endpoint, ann, method):
+    # No session: no stream for GET to open (it used to be held open for nothing), none for DELETE to end.
+    started = asyncio.get_running_loop().time()
+    response = await api.request(method, "/mcp", token=ann["token"], headers={"Accept": "text/event-stream"})
+    assert (response.status, response.json) == (405, {"message": "Method not allowed."})
+    assert response.headers["Allow"] == "POST"
+    assert asyncio.get_running_loop().time() - started < 5
+    assert mcp_endpoint._task is None  # answered without the SDK
+
+
+@pytest.mark.parametrize("body, message", [
+    (b'{"jsonrpc": "2.0", "id": 1, "method": ', "Parse error: the request body is not valid JSON."),
+    (b'{"jsonrpc": "2.0", "id": 1}', "Validation error: the request body is not a valid JSON-RPC message."),
+    (b'[{"jsonrpc": "1.0"}]', "Validation error: the request body is not a valid JSON-RPC message."),
+])
+async def test_protocol_errors_carry_fixed_texts(api, mcp_endpoint, ann, body, message):
+    response = await api.request("POST", "/mcp", body=body, token=ann["token"], headers=JSON_RPC)
+    # Not the parser's position nor pydantic's text and its documentation URL.
+    assert (response.status, response.json["error"]) == (400, {"code": response.json["error"]["code"],
+                                                               "message": message})
+    assert response.headers["Server"] == "restify"
 
 
 # -- the session manager's life ----------------------------------------------------------------------------
