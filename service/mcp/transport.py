@@ -140,6 +140,8 @@ class McpEndpoint:
 class McpHandler(JsonHandler):
     """POST/GET/DELETE /mcp: authenticate, then bridge the request to the SDK as ASGI."""
 
+    door = "mcp"
+
     def initialize(self, app: Restify, endpoint: McpEndpoint) -> None:  # type: ignore[override]
         super().initialize(app)
         self.endpoint = endpoint
