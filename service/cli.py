@@ -4,6 +4,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from service.console.logs import FORMATS
 from service.core.errors import DeclarationError
 
 
@@ -20,7 +21,7 @@ def _parser() -> argparse.ArgumentParser:
                             "(default 1; 0 = one per CPU)")
     serve.add_argument("--watch", action="store_true",
                        help="regenerate schema/ and reload repositories when a repository module changes")
-    serve.add_argument("--log-format", choices=["text", "json"], default=None,
+    serve.add_argument("--log-format", choices=FORMATS, default=None,
                        help="log lines as text or as JSON objects (default: the log.format setting, text)")
     serve.add_argument("--app-dir", dest="app_dir_sub", default=None)
 
