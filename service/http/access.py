@@ -2,7 +2,7 @@
 echoed), one metrics observation and one access line, labelled by door and route template.
 
 Both run in Tornado's `log_function`, once per request. Their cost when the line is filtered
-out is a dict lookup, two metric updates and `isEnabledFor` (cached by `logging`): about 2 µs.
+out is a dict lookup, one histogram update and `isEnabledFor` (cached by `logging`): about 1.5 µs.
 """
 import itertools
 import logging

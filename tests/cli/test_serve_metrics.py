@@ -39,7 +39,7 @@ def test_a_scrape_from_either_worker_sums_both(database_env, tmp_path):
         assert sum(per_worker) == CLIENTS and min(per_worker) > 0, per_worker  # both served some
 
         (shared,) = temp.glob("restify-metrics-*")
-        assert {f.name for f in shared.iterdir()} >= {f"counter_{pid}.db" for pid in workers}
+        assert {f.name for f in shared.iterdir()} >= {f"histogram_{pid}.db" for pid in workers}
 
         # Each keep-alive connection is answered by the worker that accepted it: both sum both.
         for client in clients:

@@ -58,6 +58,7 @@ async def test_requests_are_counted_by_door_method_route_template_and_status(api
     assert samples(text, DURATION_COUNT) == expected  # the histogram saw each request once
     assert tag_id not in text and "/no/such/path" not in text  # templates, never raw paths
     assert "# TYPE restify_request_duration_seconds histogram" in text
+    assert "# TYPE restify_requests_total counter" in text
 
 
 async def test_health_and_metrics_requests_are_not_counted(api):
