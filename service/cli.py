@@ -4,6 +4,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from service.console.logs import FORMATS
 from service.core.errors import DeclarationError
 
 
@@ -20,6 +21,8 @@ def _parser() -> argparse.ArgumentParser:
                             "(default 1; 0 = one per CPU)")
     serve.add_argument("--watch", action="store_true",
                        help="regenerate schema/ and reload repositories when a repository module changes")
+    serve.add_argument("--log-format", choices=FORMATS, default=None,
+                       help="log lines as text or as JSON objects (default: the log.format setting, text)")
     serve.add_argument("--app-dir", dest="app_dir_sub", default=None)
 
     repository = commands.add_parser("repository", help="write repositories/<name>.py for <Name>Repository")
@@ -133,7 +136,7 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
     if args.command == "serve":
         from service.console.serve import serve
         try:
-            return serve(settings, args.port, args.host, args.processes, args.watch)
+            return serve(settings, args.port, args.host, args.processes, args.watch, args.log_format)
         except OSError as error:  # e.g. the port is taken: a message, not a traceback
             print(f"restify: cannot serve: {error}", file=sys.stderr)
             return 1

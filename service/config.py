@@ -28,6 +28,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
              "token_ttl": None, "login_attempts_per_account": 5, "login_attempts_per_address": 20,
              "login_window_seconds": 60},
     "app": {"package": "repositories"},
+    # /metrics (Prometheus); with a token it needs `Authorization: Bearer <token>`.
+    "metrics": {"enabled": True, "token": ""},
+    # format: "text" | "json"; access: which requests get an access line, "errors" (4xx/5xx) | "all" | "none".
+    "log": {"format": "text", "access": "errors"},
     "query": {"max_search_length": 255, "max_related_depth": 3, "max_related_rows": None},
     # MCP at /mcp: the Host/Origin headers accepted (DNS-rebinding protection); "host:*" allows any
     # port, and "*" in allowed_hosts turns the check off (for a proxy that checks hosts itself).

@@ -48,6 +48,11 @@ class Database:
         return GridFSDisk(self._db, bucket)
 
     @unavailable_as_error
+    async def ping(self) -> None:
+        """Raises `Unavailable` when the server does not answer (readiness probes)."""
+        await self._db.command("ping")
+
+    @unavailable_as_error
     async def drop(self) -> None:
         await self._client.drop_database(self.name)
 

@@ -44,12 +44,18 @@ class Server:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             assert self.process.poll() is None, Path(self.log.name).read_text()
+            # Serving is announced once every worker listens; one worker may answer before that.
             try:
-                if request(self.port, "GET", "/api/restify/tags")[0] == 200:
+                if request(self.port, "GET", "/api/restify/tags")[0] == 200 and self.announced:
                     return
             except OSError:
-                time.sleep(0.1)
+                pass
+            time.sleep(0.1)
         raise AssertionError("server did not start: " + Path(self.log.name).read_text())
+
+    @property
+    def announced(self) -> bool:
+        return "Restify serving" in Path(self.log.name).read_text()
 
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)

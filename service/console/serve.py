@@ -12,22 +12,27 @@ import gc
 import logging
 import os
 import select
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets
 
 from service.config import Settings
+from service.console import logs
 from service.console.prune import remove_stale_temporary_files
 from service.console.runtime import build, database_uri
 from service.console.watching import follow_schema, run_worker
 from service.core.registry import load_app
 from service.graphql.service import GraphQLService
 from service.http.app import make_server
+from service.http.metrics import MULTIPROC_ENV, enabled as metrics_enabled, process_exited
 
 log = logging.getLogger("restify")
 
@@ -151,6 +156,7 @@ class _Children:
             if pid == 0:
                 return
             self.alive.discard(pid)
+            process_exited(pid)
             code = os.waitstatus_to_exitcode(status)
             if code != 0 and self.stopping_since is None:
                 log.error("worker process %d exited with %d; it is not restarted", pid, code)
@@ -182,7 +188,32 @@ def _await_ready(children: _Children, ready_fd: int, expected: int) -> bool:
     return received >= expected
 
 
+@contextmanager
+def _shared_metrics(settings: Settings) -> Iterator[None]:
+    """A fresh directory for the workers' metric files (prometheus_client's multiprocess mode),
+    set before forking so every child writes there and each scrape sums them; removed at exit."""
+    if not metrics_enabled(settings):
+        yield
+        return
+    directory = tempfile.mkdtemp(prefix="restify-metrics-")
+    previous = os.environ.get(MULTIPROC_ENV)
+    os.environ[MULTIPROC_ENV] = directory
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(MULTIPROC_ENV, None)
+        else:
+            os.environ[MULTIPROC_ENV] = previous
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 def _serve_many(settings: Settings, uri: str, port: int, host: str, processes: int) -> int:
+    with _shared_metrics(settings):
+        return _fork_workers(settings, uri, port, host, processes)
+
+
+def _fork_workers(settings: Settings, uri: str, port: int, host: str, processes: int) -> int:
     names = list(load_app(settings.app_dir, settings.get("app", "package")).resources)  # fail before forking
     holder = _resolve_port(port, host)
     port = holder.getsockname()[1]
@@ -216,11 +247,12 @@ def _serve_many(settings: Settings, uri: str, port: int, host: str, processes: i
         os.close(read_fd)
 
 
-def serve(settings: Settings, port: int | None, host: str, processes: int = 1, watch: bool = False) -> int:
+def serve(settings: Settings, port: int | None, host: str, processes: int = 1, watch: bool = False,
+          log_format: str | None = None) -> int:
     """Serves until SIGTERM/SIGINT; returns the exit code. `processes` 0 means one per CPU.
     `watch` regenerates schema/ when repositories change (in the single process, or in the
-    parent of several: every child follows schema/ and reloads)."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    parent of several: every child follows schema/ and reloads). `log_format` overrides `log.format`."""
+    logs.configure(settings, log_format)
     port = port or int(settings.get("server", "port"))
     processes = processes or os.cpu_count() or 1
     with database_uri(settings) as uri:

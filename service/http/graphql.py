@@ -7,6 +7,8 @@ from service.http.base import JsonHandler, decode_json
 
 
 class GraphQLHandler(JsonHandler):
+    door = "graphql"
+
     def initialize(self, app: Restify, graphql: GraphQLService) -> None:  # type: ignore[override]
         super().initialize(app)
         self.graphql = graphql

@@ -142,6 +142,8 @@ class McpEndpoint:
 class McpHandler(JsonHandler):
     """POST /mcp: authenticate, then bridge the request to the SDK as ASGI."""
 
+    door = "mcp"
+
     def initialize(self, app: Restify, endpoint: McpEndpoint) -> None:  # type: ignore[override]
         super().initialize(app)
         self.endpoint = endpoint

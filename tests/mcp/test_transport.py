@@ -48,7 +48,8 @@ async def test_the_sdk_client_is_refused_without_a_token(mcp_url, caplog):
         async with Client(mcp_url, mode="legacy"):
             pass
     assert raised.group_contains(MCPError, match="Server returned an error response", depth=2)
-    assert [r.getMessage().split(" (")[0] for r in caplog.records if r.name == "tornado.access"] == ["401 POST /mcp"]
+    assert [(r.access["method"], r.access["route"], r.access["status"]) for r in caplog.records
+            if r.name == "restify.access"] == [("POST", "/mcp", 401)]
 
 
 # -- stateless JSON responses -------------------------------------------------------------------------

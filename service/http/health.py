@@ -1,0 +1,74 @@
+"""`/healthz`, `/readyz` and `/metrics`: for load balancers, orchestrators and Prometheus.
+
+None of them reads a user token: `/metrics` has its own (`metrics.token`), compared in constant time.
+"""
+import hmac
+
+from service.core.app import Restify
+from service.core.errors import Unauthenticated
+from service.core.health import Readiness
+from service.http.access import OPS
+from service.http.base import JsonHandler
+from service.http.metrics import Metrics
+
+
+class OpsHandler(JsonHandler):
+    door = OPS
+
+    async def admit(self) -> None:
+        """No bearer token is read as a user here."""
+
+    def write_error(self, status_code: int, **kwargs: object) -> None:
+        if isinstance(kwargs.get("exc_info", (None, None))[1], Unauthenticated):  # type: ignore[index]
+            self.set_header("WWW-Authenticate", "Bearer")
+        super().write_error(status_code, **kwargs)
+
+
+class HealthHandler(OpsHandler):
+    """Alive: answers as long as the process serves requests."""
+
+    async def get(self) -> None:
+        self.send_json({"status": "ok"})
+
+
+class ReadyHandler(OpsHandler):
+    """Ready: the database answers (within `service.core.health.READY_TIMEOUT`)."""
+
+    def initialize(self, app: Restify, readiness: Readiness) -> None:  # type: ignore[override]
+        super().initialize(app)
+        self.readiness = readiness
+
+    async def get(self) -> None:
+        if await self.readiness.check():
+            self.send_json({"status": "ready"})
+        else:
+            self.send_json({"message": "The database does not answer."}, status=503)
+
+
+class MetricsHandler(OpsHandler):
+    def initialize(self, app: Restify, metrics: Metrics) -> None:  # type: ignore[override]
+        super().initialize(app)
+        self.metrics = metrics
+
+    async def admit(self) -> None:
+        expected = self.app.settings.get("metrics", "token")
+        if expected:
+            scheme, _, sent = self.request.headers.get("Authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(sent.strip().encode(), str(expected).encode()):
+                raise Unauthenticated()
+
+    async def get(self) -> None:
+        body, content_type = self.metrics.exposition()
+        self.set_header("Content-Type", content_type)
+        self.finish(body)
+
+
+def ops_routes(app: Restify, metrics: Metrics | None) -> list[tuple]:
+    """Health and readiness always; `/metrics` when metrics are enabled."""
+    routes: list[tuple] = [
+        ("/healthz", HealthHandler, {"app": app}, "/healthz"),
+        ("/readyz", ReadyHandler, {"app": app, "readiness": Readiness(app.db)}, "/readyz"),
+    ]
+    if metrics is not None:
+        routes.append(("/metrics", MetricsHandler, {"app": app, "metrics": metrics}, "/metrics"))
+    return routes
