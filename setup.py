@@ -20,7 +20,7 @@ setup(
     ],
     extras_require={
         "test": ["pytest>=8,<10", "pytest-tornasync>=0.6", "requests>=2.31", "openapi-spec-validator>=0.7",
-                 "schemathesis>=4.32,<5", "hypothesis>=6.100"],
+                 "schemathesis>=4.32,<5", "hypothesis>=6.100", "honcho>=2"],
     },
     entry_points={"console_scripts": ["restify=service.cli:main"]},
 )

@@ -14,7 +14,8 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the web service")
     serve.add_argument("--port", type=int, default=None)
-    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--host", default=None,
+                       help="address to listen on (default: server.host, HOST, else 127.0.0.1; 0.0.0.0 for all)")
     serve.add_argument("--processes", type=_processes, default=1,
                        help="worker processes on the one port, each with its own SO_REUSEPORT socket "
                             "(default 1; 0 = one per CPU)")

@@ -215,12 +215,13 @@ def _serve_many(settings: Settings, uri: str, port: int, host: str, processes: i
         os.close(read_fd)
 
 
-def serve(settings: Settings, port: int | None, host: str, processes: int = 1, watch: bool = False) -> int:
+def serve(settings: Settings, port: int | None, host: str | None, processes: int = 1, watch: bool = False) -> int:
     """Serves until SIGTERM/SIGINT; returns the exit code. `processes` 0 means one per CPU.
     `watch` regenerates schema/ when repositories change (in the single process, or in the
     parent of several: every child follows schema/ and reloads)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     port = port or int(settings.get("server", "port"))
+    host = host or str(settings.get("server", "host"))
     processes = processes or os.cpu_count() or 1
     with database_uri(settings) as uri:
         if processes == 1:
