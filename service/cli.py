@@ -1,9 +1,11 @@
 """The `restify` command."""
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
 
+from service.console.runtime import ApplicationError
 from service.core.errors import DeclarationError
 
 
@@ -77,6 +79,12 @@ def main(argv: list[str] | None = None) -> int:
     app_dir = Path(args.app_dir_sub or args.app_dir).resolve()
     try:
         return _run(args, app_dir)
+    except ApplicationError as error:  # already `file:line: message`, or a one-line hint
+        print(error, file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `restify openapi | head`: the reader left; stop quietly
+        _silence_stdout()
+        return 1
     except DeclarationError as error:
         print(f"restify: broken declaration: {error}", file=sys.stderr)
         return 2
@@ -85,8 +93,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _silence_stdout() -> None:
+    """Points stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def _run(args: argparse.Namespace, app_dir: Path) -> int:
-    from service.console.runtime import build, database_uri, settings_for
+    from service.console.runtime import build, database_uri, load_registry, settings_for
 
     if args.command == "repository":
         from service.console.scaffold import write_repository
@@ -106,10 +121,10 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
             print(f"restify: {error}", file=sys.stderr)
             return 2
         return 0
+    registry = load_registry(settings)  # every command below needs the application: fail here, once
     if args.command == "openapi":
-        from service.core.registry import load_app
         from service.openapi import document_json
-        print(document_json(load_app(settings.app_dir, settings.get("app", "package")), settings))
+        print(document_json(registry, settings), flush=True)
         return 0
     if args.command == "watch":
         from service.console.watching import watch

@@ -1,12 +1,12 @@
 """`restify graphql:generate` and `restify publish graphql-config`."""
 import hashlib
 import os
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
 from service.config import Settings
 from service.core.naming import snake
+from service.console.runtime import located_error
 from service.core.registry import Registry, load_app
 from service.graphql.config import GraphQLConfig, load_graphql_config
 from service.graphql.generator import exposed, render
@@ -41,23 +41,6 @@ def write_atomically(path: Path, text: str) -> None:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     temporary.write_text(text)
     os.replace(temporary, path)
-
-
-def located_error(error: BaseException, app_dir: Path) -> str:
-    """`file:line: message` for an error in the application's modules, as editors understand."""
-    if isinstance(error, SyntaxError) and error.filename:
-        return f"{error.filename}:{error.lineno}: SyntaxError: {error.msg}"
-    location = getattr(error, "location", None)
-    if location:
-        return f"{location[0]}:{location[1]}: {type(error).__name__}: {error}"
-    app_frames: list = []
-    cause: BaseException | None = error
-    while cause is not None and not app_frames:  # e.g. a DeclarationError raised from the author's exception
-        app_frames = [f for f in traceback.extract_tb(cause.__traceback__)
-                      if Path(f.filename).resolve().is_relative_to(app_dir) and "/service/" not in f.filename]
-        cause = cause.__cause__
-    where = f"{app_frames[-1].filename}:{app_frames[-1].lineno}: " if app_frames else ""
-    return f"{where}{type(error).__name__}: {error}"
 
 
 def fingerprint(settings: Settings) -> str:

@@ -22,9 +22,8 @@ from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets
 
 from service.config import Settings
-from service.console.runtime import build, database_uri
+from service.console.runtime import build, database_uri, load_registry
 from service.console.watching import follow_schema, run_worker
-from service.core.registry import load_app
 from service.graphql.service import GraphQLService
 from service.http.app import make_server
 
@@ -182,7 +181,7 @@ def _await_ready(children: _Children, ready_fd: int, expected: int) -> bool:
 
 
 def _serve_many(settings: Settings, uri: str, port: int, host: str, processes: int) -> int:
-    names = list(load_app(settings.app_dir, settings.get("app", "package")).resources)  # fail before forking
+    names = list(load_registry(settings).resources)  # fail before forking
     holder = _resolve_port(port, host)
     port = holder.getsockname()[1]
     read_fd, write_fd = os.pipe()

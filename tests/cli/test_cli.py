@@ -76,5 +76,6 @@ def test_a_broken_declaration_stops_start_up_with_a_clear_message(app_copy, data
     module.write_text(module.read_text().replace('"max:50"', '"maximum:50"'))
     result = subprocess.run([sys.executable, "-m", "service.cli", "serve", "--app-dir", str(app_copy)],
                             capture_output=True, text=True, timeout=60, cwd=ROOT, env={**os.environ, **database_env})
-    assert result.returncode == 2
-    assert "restify: broken declaration: TagRepository: field 'name': unknown rule 'maximum:50'" in result.stderr
+    line = 1 + module.read_text().splitlines().index(next(t for t in module.read_text().splitlines() if "maximum:50" in t))
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == f"{module}:{line}: DeclarationError: TagRepository: field 'name': unknown rule 'maximum:50'\n"
