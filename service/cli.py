@@ -48,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
 
     generate = commands.add_parser("graphql:generate", help="write schema/schema.graphql from the repositories")
     generate.add_argument("--resolvers", action="store_true", help="also write schema/resolvers/<name>.py")
-    generate.add_argument("--force", action="store_true", help="overwrite existing resolver files")
+    generate.add_argument("--force", action="store_true", help="overwrite existing resolver files, and a schema file edited by hand")
     generate.add_argument("--output-path", default=None, help="output directory (default: schema)")
     generate.add_argument("--schema-file", default=None, help="schema file name (default: schema.graphql)")
     generate.add_argument("--quiet", action="store_true", help="print only what changed or failed")

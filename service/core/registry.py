@@ -88,11 +88,12 @@ def build_registry(repositories: list[type[Repository]], policies: dict[Any, Any
 @contextmanager
 def _located_at(declared: Any) -> Iterator[None]:
     """Gives a DeclarationError that names no place the file and line of `declared` (a repository
-    class or the policies module), so the author is sent to the declaration at fault."""
+    class or the policies module), so the author is sent to the declaration at fault. One raised
+    from the author's own exception keeps pointing at the line that raised it."""
     try:
         yield
     except DeclarationError as error:
-        if getattr(error, "location", None) is None and declared is not None:
+        if getattr(error, "location", None) is None and error.__cause__ is None and declared is not None:
             error.location = _source_line(declared)
         raise
 
