@@ -29,10 +29,10 @@ def _parser() -> argparse.ArgumentParser:
     repository.add_argument("name")
     repository.add_argument("--app-dir", dest="app_dir_sub", default=None)
 
-    seed = commands.add_parser("seed", help="fill the demo application with records")
-    seed.add_argument("--users", type=int, default=20)
-    seed.add_argument("--posts", type=int, default=200)
-    seed.add_argument("--comments", type=int, default=600)
+    seed = commands.add_parser("seed", help="run the application's seeder (repositories/seeders.py) on an empty database")
+    seed.add_argument("--fresh", action="store_true", help="drop the application's collections first")
+    seed.add_argument("--scale", type=_scale, default=1.0,
+                      help="multiply the amounts the seeder asks for with seeder.amount(n) (default 1)")
     seed.add_argument("--app-dir", dest="app_dir_sub", default=None)
 
     token = commands.add_parser("token:create", help="print a new bearer token for a user")
@@ -65,6 +65,13 @@ def _parser() -> argparse.ArgumentParser:
     openapi = commands.add_parser("openapi", help="print the OpenAPI 3.1 document of the REST API (no database needed)")
     openapi.add_argument("--app-dir", dest="app_dir_sub", default=None)
     return parser
+
+
+def _scale(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be a number above 0")
+    return value
 
 
 def _processes(text: str) -> int:
@@ -140,14 +147,18 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
         from service.mcp.stdio import run_stdio
         with database_uri(settings) as uri:
             return run_stdio(lambda: build(settings, uri))  # built inside its event loop
+    if args.command == "seed":
+        from service.console.seed import find_seeder, run_seeder, seeder_path
+        seed = find_seeder(settings)
+        if seed is None:
+            print(f"restify: no seeder: write {seeder_path(settings)} with `async def seed(seeder)`", file=sys.stderr)
+            return 1
+        with database_uri(settings) as uri:
+            print(asyncio.run(run_seeder(build(settings, uri), seed, fresh=args.fresh, scale=args.scale)))
+        return 0
     with database_uri(settings) as uri:
         app = build(settings, uri)
-        if args.command == "seed":
-            from service.console.seed import seed
-            counts = asyncio.run(seed(app, users=args.users, posts=args.posts, comments=args.comments))
-            print("Seeded " + ", ".join(f"{n} {name}" for name, n in counts.items())
-                  + "; every seeded user's password is 'password'.")
-        elif args.command == "token:create":
+        if args.command == "token:create":
             from service.core.auth import token_for_email
             print(asyncio.run(token_for_email(app, args.email)))
         elif args.command == "token:revoke":

@@ -29,9 +29,9 @@ def test_repository_command_refuses_bad_names(app_copy, name):
 
 
 def test_seed_then_token_create_and_revoke(database_env):
-    seeded = restify("seed", "--users", "3", "--posts", "10", "--comments", "20", env=database_env)
+    seeded = restify("seed", "--scale", "0.15", env=database_env)
     assert seeded.returncode == 0, seeded.stderr
-    assert seeded.stdout.startswith("Seeded 3 users, 10 posts, 20 comments, 10 tags")
+    assert seeded.stdout == "Seeded 90 comments, 30 posts, 10 tags, 3 users.\n"
     import pymongo
     client = pymongo.MongoClient(database_env["MONGODB_URI"])
     try:
