@@ -25,6 +25,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="regenerate schema/ and reload repositories when a repository module changes")
     serve.add_argument("--app-dir", dest="app_dir_sub", default=None)
 
+    new = commands.add_parser("new", help="write a runnable application into a new or empty directory")
+    new.add_argument("directory")
+
     repository = commands.add_parser("repository", help="write repositories/<name>.py for <Name>Repository")
     repository.add_argument("name")
     repository.add_argument("--app-dir", dest="app_dir_sub", default=None)
@@ -83,7 +86,7 @@ def _processes(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    app_dir = Path(args.app_dir_sub or args.app_dir).resolve()
+    app_dir = Path(getattr(args, "app_dir_sub", None) or args.app_dir).resolve()
     try:
         return _run(args, app_dir)
     except ApplicationError as error:  # already `file:line: message`, or a one-line hint
@@ -110,6 +113,10 @@ def _silence_stdout() -> None:
 def _run(args: argparse.Namespace, app_dir: Path) -> int:
     from service.console.runtime import build, database_uri, load_registry, settings_for
 
+    if args.command == "new":
+        from service.console.new_app import write_app
+        print("\n".join(write_app(Path(args.directory).resolve())))  # ValueError: refused, see main()
+        return 0
     if args.command == "repository":
         from service.console.scaffold import write_repository
         for line in write_repository(app_dir, args.name):
