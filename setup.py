@@ -6,7 +6,7 @@ setup(
     description="Repositories over MongoDB served as a JSON REST API, GraphQL and MCP tools.",
     python_requires=">=3.11",
     packages=find_packages(include=["service", "service.*", "storage", "storage.*", "worker", "worker.*"]),
-    package_data={"service.console": ["app_template/*.tmpl", "app_template/*/*.tmpl"]},
+    package_data={"service.console": ["*.tmpl", "app_template/*.tmpl", "app_template/*/*.tmpl"]},
     install_requires=[
         "tornado>=6.4",
         "motor>=3.5",

@@ -32,7 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     repository.add_argument("name")
     repository.add_argument("--app-dir", dest="app_dir_sub", default=None)
 
-    seed = commands.add_parser("seed", help="run the application's seeder (repositories/seeders.py) on an empty database")
+    seed = commands.add_parser("seed",
+                               help="run the application's seeder (repositories/seeders.py) on an empty database")
     seed.add_argument("--fresh", action="store_true", help="drop the application's collections first")
     seed.add_argument("--scale", type=_scale, default=1.0,
                       help="multiply the amounts the seeder asks for with seeder.amount(n) (default 1)")
@@ -51,7 +52,8 @@ def _parser() -> argparse.ArgumentParser:
 
     generate = commands.add_parser("graphql:generate", help="write schema/schema.graphql from the repositories")
     generate.add_argument("--resolvers", action="store_true", help="also write schema/resolvers/<name>.py")
-    generate.add_argument("--force", action="store_true", help="overwrite existing resolver files, and a schema file edited by hand")
+    generate.add_argument("--force", action="store_true",
+                          help="overwrite existing resolver files, and a schema file edited by hand")
     generate.add_argument("--output-path", default=None, help="output directory (default: schema)")
     generate.add_argument("--schema-file", default=None, help="schema file name (default: schema.graphql)")
     generate.add_argument("--quiet", action="store_true", help="print only what changed or failed")

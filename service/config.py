@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 DEFAULTS: dict[str, dict[str, Any]] = {
-    "server": {"host": "127.0.0.1", "port": 8000, "prefix": "/api/restify", "auth_prefix": "/api", "max_body_bytes": 1_048_576,
+    "server": {"host": "127.0.0.1", "port": 8000, "prefix": "/api/restify", "auth_prefix": "/api",
+               "max_body_bytes": 1_048_576,
                "max_upload_bytes": 8_388_608, "max_query_bytes": 8192, "trust_proxy_headers": False},
     "cors": {"allowed_origins": [], "allowed_headers": ["Authorization", "Content-Type"], "max_age": 600},
     "files": {"disk": "local", "root": "var/storage", "max_bytes": 2_097_152, "url_prefix": "/storage"},

@@ -22,29 +22,7 @@ class {model}(Model):
     pass
 '''
 
-POLICY_TEMPLATE = '''
-
-class {model}Policy(Policy):
-    """A stub from `restify repository`: anyone reads, a logged-in user stores; decide who changes what."""
-
-    def allow_restify(self, user):
-        return True
-
-    def show(self, user, record):
-        return True
-
-    def store(self, user):
-        return user is not None
-
-    def update(self, user, record):
-        return False  # e.g. user is not None and record.user_id == user.id
-
-    def delete(self, user, record):
-        return False
-
-
-POLICIES[{model}] = {model}Policy
-'''
+POLICY_TEMPLATE = Path(__file__).with_name("policy_stub.tmpl")  # a file: `{model}` is filled in
 
 
 def write_repository(app_dir: Path, class_name: str, package: str = "repositories") -> list[str]:
@@ -83,7 +61,7 @@ def _add_policy(policies: Path, package: str, model: str) -> str:
                 "until then every operation on it is denied.")
     if not re.search(rf"^from {re.escape(package)}\.models import .*\b{model}\b", text, re.MULTILINE):
         text = _import_model(text, package, model)
-    policies.write_text(text.rstrip("\n") + "\n" + POLICY_TEMPLATE.format(model=model))
+    policies.write_text(text.rstrip("\n") + "\n\n\n" + POLICY_TEMPLATE.read_text().format(model=model))
     return f"Added {model}Policy to {policies}: anyone reads, logged-in users store, nobody updates or deletes yet"
 
 

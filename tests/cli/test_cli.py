@@ -76,6 +76,7 @@ def test_a_broken_declaration_stops_start_up_with_a_clear_message(app_copy, data
     module.write_text(module.read_text().replace('"max:50"', '"maximum:50"'))
     result = subprocess.run([sys.executable, "-m", "service.cli", "serve", "--app-dir", str(app_copy)],
                             capture_output=True, text=True, timeout=60, cwd=ROOT, env={**os.environ, **database_env})
-    line = 1 + module.read_text().splitlines().index(next(t for t in module.read_text().splitlines() if "maximum:50" in t))
+    line = next(n for n, text in enumerate(module.read_text().splitlines(), 1) if "maximum:50" in text)
     assert (result.returncode, result.stdout) == (2, "")
-    assert result.stderr == f"{module}:{line}: DeclarationError: TagRepository: field 'name': unknown rule 'maximum:50'\n"
+    assert result.stderr == (f"{module}:{line}: DeclarationError: TagRepository: field 'name': "
+                             "unknown rule 'maximum:50'\n")

@@ -23,7 +23,8 @@ def new_app(tmp_path):
 
 def test_new_writes_the_application_files(new_app):
     assert sorted(str(p.relative_to(new_app)) for p in new_app.rglob("*") if p.is_file()) == sorted(FILES)
-    assert (new_app / "Procfile").read_text() == "web: restify serve --host 0.0.0.0 --port $PORT\nworker: restify watch\n"
+    procfile = (new_app / "Procfile").read_text()
+    assert procfile == "web: restify serve --host 0.0.0.0 --port $PORT\nworker: restify watch\n"
     assert "var/" in (new_app / ".gitignore").read_text().splitlines()
     assert (new_app / "README.md").read_text().startswith("# blog\n")
 
@@ -35,11 +36,11 @@ def test_the_new_application_serves_register_login_profile_and_a_new_repository(
                                              "reads, logged-in users store, nobody updates or deletes yet")
     server = Server(new_app, database_env, probe="/api/restify/notes")
     try:
-        status, user = request(server.port, "POST", "/api/register", {
-            "name": "Ann", "email": "ann@example.com", "password": "secret-pass", "password_confirmation": "secret-pass"})
+        ann = {"name": "Ann", "email": "ann@example.com", "password": "secret-pass",
+               "password_confirmation": "secret-pass"}
+        status, user = request(server.port, "POST", "/api/register", ann)
         assert status == 201, user
-        taken = request(server.port, "POST", "/api/register", {
-            "name": "Ann", "email": "ann@example.com", "password": "secret-pass", "password_confirmation": "secret-pass"})
+        taken = request(server.port, "POST", "/api/register", ann)
         assert taken == (422, {"message": "The given data was invalid.",
                                "errors": {"email": ["The email has already been taken."]}})
         unconfirmed = request(server.port, "POST", "/api/register", {

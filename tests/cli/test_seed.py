@@ -52,31 +52,30 @@ def test_seed_on_a_seeded_database_writes_nothing_unless_fresh(app_copy, databas
     assert len(database.users.index_information()) >= 2
 
 
-def test_seed_writes_only_what_the_seeder_stores_in_declared_repositories(app_copy, database_env, database):
-    (app_copy / "repositories" / "seeders.py").write_text(
-        "async def seed(seeder):\n"
-        "    user = await seeder.user({'name': 'Ann', 'email': 'ann@example.com', 'password': 'password',\n"
-        "                              'password_confirmation': 'password'})\n"
-        "    await seeder.store('tags', {'name': 'one'}, user)\n"
-        "    await seeder.store('widgets', {'name': 'two'}, user)\n")
+def run_seeder_as_ann(app_copy, database_env, *lines: str):
+    """`restify seed` with a seeder that registers Ann, then runs `lines` (`user` is Ann)."""
+    (app_copy / "repositories" / "seeders.py").write_text("\n".join([
+        "async def seed(seeder):",
+        "    user = await seeder.user({'name': 'Ann', 'email': 'ann@example.com', 'password': 'password',",
+        "                              'password_confirmation': 'password'})",
+        *(f"    {line}" for line in lines)]) + "\n")
     result = restify("seed", app_dir=app_copy, env=database_env)
-    seeders = app_copy / "repositories" / "seeders.py"
     assert (result.returncode, result.stdout) == (2, "")
-    assert result.stderr == f"{seeders}:5: NotFound: Not found.\n"
+    return result.stderr, app_copy / "repositories" / "seeders.py"
+
+
+def test_seed_writes_only_what_the_seeder_stores_in_declared_repositories(app_copy, database_env, database):
+    stderr, seeders = run_seeder_as_ann(app_copy, database_env, "await seeder.store('tags', {'name': 'one'}, user)",
+                                        "await seeder.store('widgets', {'name': 'two'}, user)")
+    assert stderr == f"{seeders}:5: NotFound: Not found.\n"
     assert holding(database) == {"tags": 1, "users": 1}  # no widgets, no token, no posts or comments
 
 
 def test_a_seeded_record_that_fails_validation_names_the_line_and_the_errors(app_copy, database_env):
-    (app_copy / "repositories" / "seeders.py").write_text(
-        "async def seed(seeder):\n"
-        "    user = await seeder.user({'name': 'Ann', 'email': 'ann@example.com', 'password': 'password',\n"
-        "                              'password_confirmation': 'password'})\n"
-        "    await seeder.store('posts', {'title': 'x' * 300}, user)\n")
-    result = restify("seed", app_dir=app_copy, env=database_env)
-    seeders = app_copy / "repositories" / "seeders.py"
-    assert (result.returncode, result.stdout) == (2, "")
-    assert result.stderr == (f"{seeders}:4: ValidationFailed: The given data was invalid. "
-                             '{"title": ["The title may not be greater than 255 characters."]}\n')
+    stderr, seeders = run_seeder_as_ann(app_copy, database_env,
+                                        "await seeder.store('posts', {'title': 'x' * 300}, user)")
+    assert stderr == (f"{seeders}:4: ValidationFailed: The given data was invalid. "
+                      '{"title": ["The title may not be greater than 255 characters."]}\n')
 
 
 def test_an_application_without_a_seeder_says_so(app_copy, database_env, database):
