@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from service.config import Settings
+from service.core.errors import NotAnApplication
 from service.core.naming import snake
 from service.console.runtime import located_error
 from service.core.registry import Registry, load_app
@@ -123,9 +124,12 @@ def generate(settings: Settings, resolvers: bool = False, force: bool = False, o
     except HandEdited as error:  # the author's edit wins until they say otherwise; nothing is written
         print(f"restify: schema not generated: {error}", file=sys.stderr, flush=True)
         return 1
+    except NotAnApplication as error:
+        print(f"restify: {error}", file=sys.stderr, flush=True)
+        return 1
     except Exception as error:  # the module is the author's: report where, keep the last good schema
         print(f"restify: schema not generated, keeping the previous one: {located_error(error, settings.app_dir)}",
-              flush=True)
+              file=sys.stderr, flush=True)
         return 1
     if not quiet:
         print("\n".join(preview(registry, config, files, settings.get("auth", "user_repository"))), flush=True)
