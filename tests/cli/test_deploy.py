@@ -42,7 +42,7 @@ def own_address() -> str | None:
 
 
 def test_serve_listens_on_loopback_by_default(database_env, tmp_path):
-    server = Server(ROOT, database_env, log_dir=tmp_path)
+    server = Server(ROOT, {**database_env, "HOST": ""}, log_dir=tmp_path)  # empty: unset, whatever the shell has
     try:
         assert listening_addresses(server.port) == {"127.0.0.1"}
     finally:
