@@ -6,6 +6,7 @@ setup(
     description="Repositories over MongoDB served as a JSON REST API, GraphQL and MCP tools.",
     python_requires=">=3.11",
     packages=find_packages(include=["service", "service.*", "storage", "storage.*", "worker", "worker.*"]),
+    package_data={"service.console": ["*.tmpl", "app_template/*.tmpl", "app_template/*/*.tmpl"]},
     install_requires=[
         "tornado>=6.4",
         "motor>=3.5",
@@ -21,7 +22,8 @@ setup(
     ],
     extras_require={
         "test": ["pytest>=8,<10", "pytest-tornasync>=0.6", "requests>=2.31", "openapi-spec-validator>=0.7",
-                 "schemathesis>=4.32,<5", "hypothesis>=6.100", "openapi-python-client>=0.29,<0.30"],
+                 "schemathesis>=4.32,<5", "hypothesis>=6.100", "openapi-python-client>=0.29,<0.30",
+                 "honcho>=2"],
     },
     entry_points={"console_scripts": ["restify=service.cli:main"]},
 )

@@ -62,7 +62,7 @@ async def _seed(uri: str, env: dict[str, str]) -> tuple[str, str]:
     """Seeds through the core (the shapes the operations store); returns a post id and a token."""
     from service.config import load_settings
     from service.console.runtime import build
-    from service.console.seed import seed
+    from bench.data import seed
     from service.core.auth import create_token
     from storage import Filter
 

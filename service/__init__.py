@@ -2,6 +2,7 @@
 
     from service import Model, belongs_to, has_many, belongs_to_many
     from service import Repository, field, model, BelongsTo, HasMany, BelongsToMany, Policy, any_of
+    from service import Seeder   # the argument of `async def seed(seeder)` in repositories/seeders.py
 """
 from service.core.context import Context, current_user_id
 from service.core.errors import (
@@ -12,6 +13,7 @@ from service.core.models import Model, belongs_to, belongs_to_many, has_many
 from service.core.policies import Policy, any_of
 from service.core.relations import BelongsTo, BelongsToMany, HasMany
 from service.core.repository import Repository, model
+from service.core.seeding import Seeder
 
 __all__ = [
     "BadRequest",
@@ -27,6 +29,7 @@ __all__ = [
     "Policy",
     "Repository",
     "RestifyError",
+    "Seeder",
     "Unauthenticated",
     "ValidationFailed",
     "any_of",

@@ -1,10 +1,12 @@
 """The `restify` command."""
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
 
 from service.console.logs import FORMATS
+from service.console.runtime import ApplicationError
 from service.core.errors import DeclarationError
 
 
@@ -15,7 +17,8 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the web service")
     serve.add_argument("--port", type=int, default=None)
-    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--host", default=None,
+                       help="address to listen on (default: server.host, HOST, else 127.0.0.1; 0.0.0.0 for all)")
     serve.add_argument("--processes", type=_processes, default=1,
                        help="worker processes on the one port, each with its own SO_REUSEPORT socket "
                             "(default 1; 0 = one per CPU)")
@@ -25,14 +28,18 @@ def _parser() -> argparse.ArgumentParser:
                        help="log lines as text or as JSON objects (default: the log.format setting, text)")
     serve.add_argument("--app-dir", dest="app_dir_sub", default=None)
 
+    new = commands.add_parser("new", help="write a runnable application into a new or empty directory")
+    new.add_argument("directory")
+
     repository = commands.add_parser("repository", help="write repositories/<name>.py for <Name>Repository")
     repository.add_argument("name")
     repository.add_argument("--app-dir", dest="app_dir_sub", default=None)
 
-    seed = commands.add_parser("seed", help="fill the demo application with records")
-    seed.add_argument("--users", type=int, default=20)
-    seed.add_argument("--posts", type=int, default=200)
-    seed.add_argument("--comments", type=int, default=600)
+    seed = commands.add_parser("seed",
+                               help="run the application's seeder (repositories/seeders.py) on an empty database")
+    seed.add_argument("--fresh", action="store_true", help="drop the application's collections first")
+    seed.add_argument("--scale", type=_scale, default=1.0,
+                      help="multiply the amounts the seeder asks for with seeder.amount(n) (default 1)")
     seed.add_argument("--app-dir", dest="app_dir_sub", default=None)
 
     token = commands.add_parser("token:create", help="print a new bearer token for a user")
@@ -48,7 +55,8 @@ def _parser() -> argparse.ArgumentParser:
 
     generate = commands.add_parser("graphql:generate", help="write schema/schema.graphql from the repositories")
     generate.add_argument("--resolvers", action="store_true", help="also write schema/resolvers/<name>.py")
-    generate.add_argument("--force", action="store_true", help="overwrite existing resolver files")
+    generate.add_argument("--force", action="store_true",
+                          help="overwrite existing resolver files, and a schema file edited by hand")
     generate.add_argument("--output-path", default=None, help="output directory (default: schema)")
     generate.add_argument("--schema-file", default=None, help="schema file name (default: schema.graphql)")
     generate.add_argument("--quiet", action="store_true", help="print only what changed or failed")
@@ -74,6 +82,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _scale(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be a number above 0")
+    return value
+
+
 def _processes(text: str) -> int:
     value = int(text)
     if value < 0:
@@ -93,9 +108,15 @@ def _seconds(text: str) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    app_dir = Path(args.app_dir_sub or args.app_dir).resolve()
+    app_dir = Path(getattr(args, "app_dir_sub", None) or args.app_dir).resolve()
     try:
         return _run(args, app_dir)
+    except ApplicationError as error:  # already `file:line: message`, or a one-line hint
+        print(error, file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `restify openapi | head`: the reader left; stop quietly
+        _silence_stdout()
+        return 1
     except DeclarationError as error:
         print(f"restify: broken declaration: {error}", file=sys.stderr)
         return 2
@@ -104,9 +125,20 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def _run(args: argparse.Namespace, app_dir: Path) -> int:
-    from service.console.runtime import build, database_uri, settings_for
+def _silence_stdout() -> None:
+    """Points stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
+
+def _run(args: argparse.Namespace, app_dir: Path) -> int:
+    from service.console.runtime import build, database_uri, load_registry, settings_for
+
+    if args.command == "new":
+        from service.console.new_app import write_app
+        print("\n".join(write_app(Path(args.directory).resolve())))  # ValueError: refused, see main()
+        return 0
     if args.command == "repository":
         from service.console.scaffold import write_repository
         for line in write_repository(app_dir, args.name):
@@ -125,10 +157,10 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
             print(f"restify: {error}", file=sys.stderr)
             return 2
         return 0
+    registry = load_registry(settings)  # every command below needs the application: fail here, once
     if args.command == "openapi":
-        from service.core.registry import load_app
         from service.openapi import document_json
-        print(document_json(load_app(settings.app_dir, settings.get("app", "package")), settings))
+        print(document_json(registry, settings), flush=True)
         return 0
     if args.command == "watch":
         from service.console.watching import watch
@@ -147,14 +179,18 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
         from service.mcp.stdio import run_stdio
         with database_uri(settings) as uri:
             return run_stdio(lambda: build(settings, uri))  # built inside its event loop
+    if args.command == "seed":
+        from service.console.seed import find_seeder, run_seeder, seeder_path
+        seed = find_seeder(settings)
+        if seed is None:
+            print(f"restify: no seeder: write {seeder_path(settings)} with `async def seed(seeder)`", file=sys.stderr)
+            return 1
+        with database_uri(settings) as uri:
+            print(asyncio.run(run_seeder(build(settings, uri), seed, fresh=args.fresh, scale=args.scale)))
+        return 0
     with database_uri(settings) as uri:
         app = build(settings, uri)
-        if args.command == "seed":
-            from service.console.seed import seed
-            counts = asyncio.run(seed(app, users=args.users, posts=args.posts, comments=args.comments))
-            print("Seeded " + ", ".join(f"{n} {name}" for name, n in counts.items())
-                  + "; every seeded user's password is 'password'.")
-        elif args.command == "token:create":
+        if args.command == "token:create":
             from service.core.auth import token_for_email
             print(asyncio.run(token_for_email(app, args.email)))
         elif args.command == "token:revoke":

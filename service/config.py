@@ -1,6 +1,6 @@
 """Settings: defaults, then `restify.toml` in the app directory, then the environment.
 
-Environment variables win: `PORT`, `MONGODB_URI`, and `RESTIFY_<SECTION>_<KEY>`
+Environment variables win: `HOST`, `PORT`, `MONGODB_URI`, and `RESTIFY_<SECTION>_<KEY>`
 (e.g. `RESTIFY_PAGINATION_MAX_PER_PAGE=50`); values are read as TOML literals
 when they parse as one (numbers, booleans, arrays) and as plain strings otherwise.
 """
@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 DEFAULTS: dict[str, dict[str, Any]] = {
-    "server": {"port": 8000, "prefix": "/api/restify", "auth_prefix": "/api", "max_body_bytes": 1_048_576,
-               "max_upload_bytes": 8_388_608, "max_query_bytes": 8192, "trust_proxy_headers": False,
+    "server": {"host": "127.0.0.1", "port": 8000, "prefix": "/api/restify", "auth_prefix": "/api",
+               "max_body_bytes": 1_048_576, "max_upload_bytes": 8_388_608, "max_query_bytes": 8192,
+               "trust_proxy_headers": False,
                # seconds: a quiet kept-alive connection; a request's header; its body
                "idle_timeout": 60, "header_timeout": 10, "body_timeout": 60},
     "cors": {"allowed_origins": [], "allowed_headers": ["Authorization", "Content-Type"], "max_age": 600},
@@ -106,6 +107,8 @@ def load_settings(app_dir: str | Path = ".", environ: Mapping[str, str] | None =
         if name.startswith("RESTIFY_") and name.count("_") >= 2:
             _, section, key = name.split("_", 2)
             settings.set(section.lower(), key.lower(), _literal(value))
+    if environ.get("HOST"):
+        settings.set("server", "host", environ["HOST"])
     if environ.get("PORT"):
         settings.set("server", "port", int(environ["PORT"]))
     if environ.get("MONGODB_URI"):

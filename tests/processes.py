@@ -21,12 +21,12 @@ def restify(*args: str, env: dict[str, str] | None = None, app_dir: Path = ROOT)
 
 
 def request(port: int, method: str, path: str, body: dict | None = None, token: str | None = None,
-            headers: dict[str, str] | None = None) -> tuple[int, dict]:
+            headers: dict[str, str] | None = None, host: str = "127.0.0.1") -> tuple[int, dict]:
     headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {}),
                **(headers or {})}
     data = json.dumps(body).encode() if body is not None else None
     try:
-        with urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}{path}", data, headers,
+        with urllib.request.urlopen(urllib.request.Request(f"http://{host}:{port}{path}", data, headers,
                                                            method=method), timeout=10) as response:
             raw = response.read()
             return response.status, json.loads(raw) if raw else {}
@@ -35,7 +35,8 @@ def request(port: int, method: str, path: str, body: dict | None = None, token: 
 
 
 class Server:
-    def __init__(self, app_dir: Path, env: dict[str, str], *extra: str, log_dir: Path | None = None) -> None:
+    def __init__(self, app_dir: Path, env: dict[str, str], *extra: str, log_dir: Path | None = None,
+                 probe: str = "/api/restify/tags") -> None:
         self.port = free_port()
         self.log = ((log_dir or app_dir) / f"serve-{self.port}.log").open("w")
         self.process = subprocess.Popen(
@@ -46,7 +47,7 @@ class Server:
             assert self.process.poll() is None, Path(self.log.name).read_text()
             # Serving is announced once every worker listens; one worker may answer before that.
             try:
-                if request(self.port, "GET", "/api/restify/tags")[0] == 200 and self.announced:
+                if request(self.port, "GET", probe)[0] == 200 and self.announced:
                     return
             except OSError:
                 pass

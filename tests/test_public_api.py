@@ -5,7 +5,7 @@ import service
 
 PUBLIC_API = [
     "BadRequest", "BelongsTo", "BelongsToMany", "Context", "DeclarationError", "Field", "Forbidden", "HasMany",
-    "Model", "NotFound", "Policy", "Repository", "RestifyError", "Unauthenticated", "ValidationFailed",
+    "Model", "NotFound", "Policy", "Repository", "RestifyError", "Seeder", "Unauthenticated", "ValidationFailed",
     "any_of", "belongs_to", "belongs_to_many", "current_user_id", "field", "has_many", "model",
 ]
 

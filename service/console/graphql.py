@@ -1,12 +1,14 @@
 """`restify graphql:generate` and `restify publish graphql-config`."""
 import hashlib
 import os
-import traceback
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from service.config import Settings
+from service.core.errors import NotAnApplication
 from service.core.naming import snake
+from service.console.runtime import located_error
 from service.core.registry import Registry, load_app
 from service.graphql.config import GraphQLConfig, load_graphql_config
 from service.graphql.generator import exposed, render
@@ -43,23 +45,6 @@ def write_atomically(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
-def located_error(error: BaseException, app_dir: Path) -> str:
-    """`file:line: message` for an error in the application's modules, as editors understand."""
-    if isinstance(error, SyntaxError) and error.filename:
-        return f"{error.filename}:{error.lineno}: SyntaxError: {error.msg}"
-    location = getattr(error, "location", None)
-    if location:
-        return f"{location[0]}:{location[1]}: {type(error).__name__}: {error}"
-    app_frames: list = []
-    cause: BaseException | None = error
-    while cause is not None and not app_frames:  # e.g. a DeclarationError raised from the author's exception
-        app_frames = [f for f in traceback.extract_tb(cause.__traceback__)
-                      if Path(f.filename).resolve().is_relative_to(app_dir) and "/service/" not in f.filename]
-        cause = cause.__cause__
-    where = f"{app_frames[-1].filename}:{app_frames[-1].lineno}: " if app_frames else ""
-    return f"{where}{type(error).__name__}: {error}"
-
-
 def fingerprint(settings: Settings) -> str:
     """Changes whenever a repository module or a config file changes, even if the SDL does not."""
     digest = hashlib.sha256()
@@ -72,15 +57,37 @@ def fingerprint(settings: Settings) -> str:
 
 def plan(registry: Registry, config: GraphQLConfig, settings: Settings, resolvers: bool,
          force: bool) -> list[PlannedFile]:
-    wanted = [(config.schema_path, render(registry, config, settings.get("auth", "user_repository"))),
-              (config.output_dir / FINGERPRINT, fingerprint(settings))]
-    files = [_planned(path, text, overwrite=True) for path, text in wanted]
+    """The files to write. Raises HandEdited when the schema file differs from what the generator
+    last wrote there (and from what it would write now), unless `force`."""
+    schema = render(registry, config, settings.get("auth", "user_repository"))
+    record = config.output_dir / FINGERPRINT
+    schema_item = _planned(config.schema_path, schema, overwrite=True)
+    if schema_item.state == "changed" and not force and _edited_by_hand(config.schema_path, record):
+        raise HandEdited(f"{config.schema_path} was edited by hand; use --force to overwrite it")
+    stamp = f"{fingerprint(settings)}{_digest(schema)}  {config.schema_path.name}\n"
+    files = [schema_item, _planned(record, stamp, overwrite=True)]
     if resolvers:
         for resource in exposed(registry, config):
             type_name = resource.model.__name__
             path = config.output_dir / "resolvers" / f"{snake(type_name)}.py"
             files.append(_planned(path, RESOLVER_TEMPLATE.format(type=type_name, resource=resource.name), force))
     return files
+
+
+class HandEdited(Exception):
+    """The schema file is not what the generator wrote there last."""
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _edited_by_hand(schema_path: Path, record: Path) -> bool:
+    """True unless the record (`<sha256>  <file name>` lines after the modules' fingerprint) holds the
+    digest of the file as it is now. No record (a fresh clone, a file written by someone else)
+    counts as an edit: the generator cannot tell, and overwriting would lose work."""
+    recorded = record.read_text().splitlines()[1:] if record.is_file() else []
+    return f"{_digest(schema_path.read_text())}  {schema_path.name}" not in recorded
 
 
 def _planned(path: Path, text: str, overwrite: bool) -> PlannedFile:
@@ -114,9 +121,15 @@ def generate(settings: Settings, resolvers: bool = False, force: bool = False, o
     try:
         registry = load_app(settings.app_dir, settings.get("app", "package"))
         files = plan(registry, config, settings, resolvers, force)
+    except HandEdited as error:  # the author's edit wins until they say otherwise; nothing is written
+        print(f"restify: schema not generated: {error}", file=sys.stderr, flush=True)
+        return 1
+    except NotAnApplication as error:
+        print(f"restify: {error}", file=sys.stderr, flush=True)
+        return 1
     except Exception as error:  # the module is the author's: report where, keep the last good schema
         print(f"restify: schema not generated, keeping the previous one: {located_error(error, settings.app_dir)}",
-              flush=True)
+              file=sys.stderr, flush=True)
         return 1
     if not quiet:
         print("\n".join(preview(registry, config, files, settings.get("auth", "user_repository"))), flush=True)

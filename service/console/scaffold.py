@@ -22,6 +22,8 @@ class {model}(Model):
     pass
 '''
 
+POLICY_TEMPLATE = Path(__file__).with_name("policy_stub.tmpl")  # a file: `{model}` is filled in
+
 
 def write_repository(app_dir: Path, class_name: str, package: str = "repositories") -> list[str]:
     """Returns the lines to print; raises ValueError for a bad name or an existing file."""
@@ -41,6 +43,33 @@ def write_repository(app_dir: Path, class_name: str, package: str = "repositorie
     if not re.search(rf"^class {model}\(", text, re.MULTILINE):
         models.write_text(text.rstrip("\n") + "\n" + MODEL_TEMPLATE.format(model=model))
         lines.append(f"Added model {model} to {models}")
-    lines.append(f"Register a policy for {model} in {folder / 'policies.py'} (POLICIES); "
-                 "until then every operation on it is denied.")
+    lines.append(_add_policy(folder / "policies.py", package, model))
     return lines
+
+
+def _add_policy(policies: Path, package: str, model: str) -> str:
+    """Appends a policy stub for `model` to the POLICIES map, or says how when the file is not one
+    this can extend safely (no module-level `POLICIES = {...}`)."""
+    text = policies.read_text() if policies.exists() else ("from service import Policy\n"
+                                                              f"from {package}.models import {model}\n\n"
+                                                              "POLICIES = {}\n")
+    if re.search(rf"^POLICIES\[{model}\]|^\s*{model}: ", text, re.MULTILINE):
+        return f"{policies} already names a policy for {model}"
+    if not re.search(r"^POLICIES\s*=", text, re.MULTILINE) or not re.search(r"^from service import .*\bPolicy\b",
+                                                                           text, re.MULTILINE):
+        return (f"Register a policy for {model} in {policies} (POLICIES = {{{model}: ...}}); "
+                "until then every operation on it is denied.")
+    if not re.search(rf"^from {re.escape(package)}\.models import .*\b{model}\b", text, re.MULTILINE):
+        text = _import_model(text, package, model)
+    policies.write_text(text.rstrip("\n") + "\n\n\n" + POLICY_TEMPLATE.read_text().format(model=model))
+    return f"Added {model}Policy to {policies}: anyone reads, logged-in users store, nobody updates or deletes yet"
+
+
+def _import_model(text: str, package: str, model: str) -> str:
+    """Adds `model` to the one-line `from <package>.models import ...`, or a new import after `from service ...`."""
+    line = re.search(rf"^from {re.escape(package)}\.models import [^(\n]+$", text, re.MULTILINE)
+    if line:
+        return text[:line.end()] + f", {model}" + text[line.end():]
+    anchor = re.search(r"^from service import .*$", text, re.MULTILINE)
+    assert anchor is not None  # checked by the caller
+    return text[:anchor.end()] + f"\nfrom {package}.models import {model}" + text[anchor.end():]

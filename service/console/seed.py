@@ -1,46 +1,66 @@
-"""`restify seed`: fills the demo application with records to try it out."""
-import random
+"""`restify seed`: runs the application's seeder, `<package>/seeders.py` with `async def seed(seeder)`.
 
+The seeder writes through the operations layer (`service.core.seeding.Seeder`), so only the
+repositories the application declares are written, validated as the API would. A database where
+any of those collections holds records is left alone unless `fresh` drops them first.
+"""
+import importlib
+import inspect
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from service.config import Settings
+from service.console.runtime import ApplicationError, located_error
 from service.core.app import Restify
-from service.core.operations import now
+from service.core.errors import ValidationFailed
+from service.core.seeding import Seeder
 from storage import Filter
 
-WORDS = ("tornado motor mongo restify python graphql agent policy field relation page index search "
-         "token schema worker model query batch cursor index profile image tag comment post user").split()
+SeedFunction = Callable[[Seeder], Awaitable[None]]
 
 
-def _sentence(rng: random.Random, words: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize()
+def seeder_path(settings: Settings) -> Path:
+    return settings.app_dir / settings.get("app", "package") / "seeders.py"
 
 
-async def _tag(db, name: str, stamp: dict) -> str:
-    """The id of the tag called `name`, made if missing (tag names are unique)."""
-    found = await db.collection("tags").find_one(Filter(equals={"name": name}))
-    return found["id"] if found else (await db.collection("tags").insert({"name": name, **stamp}))["id"]
+def find_seeder(settings: Settings) -> SeedFunction | None:
+    """The application's `seed` function, None without a seeders module; a broken one is an
+    ApplicationError at its file and line. Call after `load_app`, which put the package on the path."""
+    path = seeder_path(settings)
+    if not path.is_file():
+        return None
+    try:
+        module = importlib.import_module(f"{settings.get('app', 'package')}.seeders")
+    except Exception as error:
+        raise ApplicationError(located_error(error, settings.app_dir)) from error
+    function = getattr(module, "seed", None)
+    if not inspect.iscoroutinefunction(function):
+        raise ApplicationError(f"{path}:1: defines no `async def seed(seeder)`")
+    return function
 
 
-async def seed(app: Restify, users: int = 20, posts: int = 200, comments: int = 600, tags: int = 10,
-               seed_value: int = 7) -> dict[str, int]:
-    """Inserts records directly (fast), shaped exactly as the operations store them.
-    Every seeded user has the password `password`."""
-    rng = random.Random(seed_value)
-    stamp = {"created_at": now(), "updated_at": now()}
-    password = await app.passwords.hash("password")
-    await app.ready()
-    db = app.db
-    tag_ids = [await _tag(db, word, stamp) for word in rng.sample(WORDS, min(tags, len(WORDS)))]
-    first = await db.collection("users").count(Filter())  # seeding again adds users, never clashes
-    user_ids = [(await db.collection("users").insert({
-        "name": f"User {n}", "email": f"user{n}@example.com", "password": password,
-        "bio": _sentence(rng, 8), "avatar": None, **stamp}))["id"] for n in range(first + 1, first + users + 1)]
-    post_ids = []
-    for i in range(posts):
-        post = await db.collection("posts").insert({
-            "title": _sentence(rng, 5), "body": _sentence(rng, 30), "views": rng.randrange(1000),
-            "published": rng.random() < 0.7, "user_id": rng.choice(user_ids), "cover": None,
-            "tag_ids": rng.sample(tag_ids, min(3, len(tag_ids))), **stamp})
-        post_ids.append(post["id"])
-    for i in range(comments):
-        await db.collection("comments").insert({
-            "body": _sentence(rng, 12), "post_id": rng.choice(post_ids), "user_id": rng.choice(user_ids), **stamp})
-    return {"users": users, "posts": posts, "comments": comments, "tags": len(tag_ids)}
+async def _counts(app: Restify, collections: list[str]) -> dict[str, int]:
+    return {name: await app.db.collection(name).count(Filter()) for name in collections}
+
+
+async def run_seeder(app: Restify, seed: SeedFunction, fresh: bool = False, scale: float = 1.0) -> str:
+    """Seeds and returns the line to print; raises ApplicationError when the seeder fails."""
+    collections = sorted({resource.collection for resource in app.registry.resources.values()})
+    before = await _counts(app, collections)
+    if fresh:
+        for name in collections:
+            await app.db.collection(name).drop()
+        before = dict.fromkeys(collections, 0)
+    elif any(before.values()):
+        held = ", ".join(f"{n} {name}" for name, n in before.items() if n)
+        return (f"The database is already seeded ({held}); nothing written. "
+                "`restify seed --fresh` drops the application's collections and seeds again.")
+    try:
+        await seed(Seeder(app, scale=scale))
+    except Exception as error:  # the seeder is the author's code: where it failed, and why
+        detail = f" {json.dumps(error.errors)}" if isinstance(error, ValidationFailed) else ""
+        raise ApplicationError(located_error(error, app.settings.app_dir) + detail) from error
+    after = await _counts(app, collections)
+    written = ", ".join(f"{after[name] - before[name]} {name}" for name in collections if after[name] != before[name])
+    return f"Seeded {written or 'nothing'}."

@@ -27,9 +27,8 @@ from tornado.netutil import bind_sockets
 from service.config import Settings
 from service.console import logs
 from service.console.prune import remove_stale_temporary_files
-from service.console.runtime import build, database_uri
+from service.console.runtime import build, database_uri, load_registry
 from service.console.watching import follow_schema, run_worker
-from service.core.registry import load_app
 from service.graphql.service import GraphQLService
 from service.http.app import make_server
 from service.http.metrics import MULTIPROC_ENV, enabled as metrics_enabled, process_exited
@@ -214,7 +213,7 @@ def _serve_many(settings: Settings, uri: str, port: int, host: str, processes: i
 
 
 def _fork_workers(settings: Settings, uri: str, port: int, host: str, processes: int) -> int:
-    names = list(load_app(settings.app_dir, settings.get("app", "package")).resources)  # fail before forking
+    names = list(load_registry(settings).resources)  # fail before forking
     holder = _resolve_port(port, host)
     port = holder.getsockname()[1]
     read_fd, write_fd = os.pipe()
@@ -247,13 +246,14 @@ def _fork_workers(settings: Settings, uri: str, port: int, host: str, processes:
         os.close(read_fd)
 
 
-def serve(settings: Settings, port: int | None, host: str, processes: int = 1, watch: bool = False,
+def serve(settings: Settings, port: int | None, host: str | None, processes: int = 1, watch: bool = False,
           log_format: str | None = None) -> int:
     """Serves until SIGTERM/SIGINT; returns the exit code. `processes` 0 means one per CPU.
     `watch` regenerates schema/ when repositories change (in the single process, or in the
     parent of several: every child follows schema/ and reloads). `log_format` overrides `log.format`."""
     logs.configure(settings, log_format)
     port = port or int(settings.get("server", "port"))
+    host = host or str(settings.get("server", "host"))
     processes = processes or os.cpu_count() or 1
     with database_uri(settings) as uri:
         remove_stale_temporary_files(settings, uri)

@@ -16,7 +16,7 @@ from watchfiles import awatch
 
 from service.config import Settings
 from service.core.app import Restify
-from service.core.registry import load_app
+from service.console.runtime import ApplicationError, load_registry
 from service.graphql.config import load_graphql_config
 from service.graphql.service import GraphQLService
 from worker.watch import watch as watch_folders
@@ -49,8 +49,8 @@ def watch(settings: Settings) -> int:
 def reload(app: Restify, graphql: GraphQLService) -> bool:
     """New repositories and schema, or (on any error) the old ones, untouched."""
     try:
-        registry = load_app(app.settings.app_dir, app.settings.get("app", "package"))
-    except Exception as error:
+        registry = load_registry(app.settings)
+    except ApplicationError as error:
         log.error("repositories not reloaded, keeping the previous ones: %s", error)
         return False
     app.swap_registry(registry)

@@ -87,8 +87,9 @@ def _with_token(app: Restify, resource: Resource, context: Context, user: dict[s
     return body
 
 
-async def register(app: Restify, payload: dict[str, Any], context: Context) -> dict[str, Any]:
-    """Creates a user through the user repository's own fields and rules, then a token."""
+async def create_user(app: Restify, payload: dict[str, Any], context: Context) -> dict[str, Any]:
+    """Stores a user through the user repository's own fields and rules (what register and
+    seeders share); afterwards `context.user` is that user."""
     context.action = "store"
     resource = _users(app)
     await app.ready()
@@ -96,9 +97,15 @@ async def register(app: Restify, payload: dict[str, Any], context: Context) -> d
     values, pending = await validate_request(app, fields, payload, "store")
     values["created_at"] = values["updated_at"] = now()
     user = await save(app, resource, fields, values, pending, new_id(), None)
-    token = await create_token(app, user["id"])
     context.user = resource.model(user)
-    return _with_token(app, resource, context, user, token)
+    return user
+
+
+async def register(app: Restify, payload: dict[str, Any], context: Context) -> dict[str, Any]:
+    """Creates a user, then a token."""
+    user = await create_user(app, payload, context)
+    token = await create_token(app, user["id"])
+    return _with_token(app, _users(app), context, user, token)
 
 
 async def login(app: Restify, payload: dict[str, Any], context: Context) -> dict[str, Any]:

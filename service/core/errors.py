@@ -12,6 +12,7 @@
     ├── TooManyRequests     429
     ├── ServiceUnavailable  503  the database is unreachable
     └── DeclarationError         a broken repository declaration, raised at start-up
+        └── NotAnApplication     the directory holds no application package
 
 Storage's own refusals become domain errors in one place, `from_storage`.
 """
@@ -96,6 +97,10 @@ class ServiceUnavailable(RestifyError):
 
 class DeclarationError(Exception):
     """A repository, model, field or policy declaration that cannot work; raised at start-up."""
+
+
+class NotAnApplication(DeclarationError):
+    """The application directory has no repositories package (a hint, not a place in a file)."""
 
 
 def from_storage(error: BaseException) -> BaseException:

@@ -1,14 +1,17 @@
 """Loads an application's repositories, models and policies, and checks every
 declaration up front so a broken one fails at start-up with a clear message."""
 import importlib
+import inspect
 import pkgutil
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from service.core.context import Context
-from service.core.errors import DeclarationError
+from service.core.errors import DeclarationError, NotAnApplication
 from service.core.fields import Field
 from service.core.models import Model, RelationDecl
 from service.core.policies import Policy, PolicyMap
@@ -64,19 +67,48 @@ def build_registry(repositories: list[type[Repository]], policies: dict[Any, Any
     resources: dict[str, Resource] = {}
     by_class: dict[str, Resource] = {}
     for repository_class in repositories:
-        model_class = repository_class.resolve_model(models_module)
-        name = repository_class.uri_key or model_class.collection
-        if name in resources:
-            raise DeclarationError(f"{repository_class.__name__} and "
-                                   f"{type(resources[name].repository).__name__} both serve {name!r}")
+        with _located_at(repository_class):
+            model_class = repository_class.resolve_model(models_module)
+            name = repository_class.uri_key or model_class.collection
+            if name in resources:
+                raise DeclarationError(f"{repository_class.__name__} and "
+                                       f"{type(resources[name].repository).__name__} both serve {name!r}")
         resource = Resource(name, repository_class(), model_class)
         resources[name] = resource
         by_class[repository_class.__name__] = resource
     for resource in resources.values():
-        _check_fields(resource)
-        _resolve_relations(resource, by_class)
-    _check_policies(policies)
+        with _located_at(type(resource.repository)):
+            _check_fields(resource)
+            _resolve_relations(resource, by_class)
+    with _located_at(sys.modules.get(models_module.rpartition(".")[0] + ".policies")):
+        _check_policies(policies)
     return Registry(resources, PolicyMap(policies))
+
+
+@contextmanager
+def _located_at(declared: Any) -> Iterator[None]:
+    """Gives a DeclarationError that names no place the file and line of `declared` (a repository
+    class or the policies module), so the author is sent to the declaration at fault. One raised
+    from the author's own exception keeps pointing at the line that raised it."""
+    try:
+        yield
+    except DeclarationError as error:
+        if getattr(error, "location", None) is None and error.__cause__ is None and declared is not None:
+            error.location = _source_line(declared)
+        raise
+
+
+def _source_line(declared: Any) -> tuple[str, int] | None:
+    try:
+        path = inspect.getsourcefile(declared)
+        if path is None:
+            return None
+        if inspect.ismodule(declared):  # the policies map, or the module's first line
+            lines = Path(path).read_text().splitlines()
+            return path, next((n for n, text in enumerate(lines, 1) if text.startswith("POLICIES")), 1)
+        return path, inspect.getsourcelines(declared)[1]
+    except (OSError, TypeError):
+        return None
 
 
 def _check_fields(resource: Resource) -> None:
@@ -140,6 +172,10 @@ def load_app(app_dir: str | Path, package: str = "repositories") -> Registry:
     for loaded in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
         del sys.modules[loaded]
     importlib.invalidate_caches()
+    if not (Path(app_dir) / package / "__init__.py").is_file():
+        raise NotAnApplication(f"{app_dir} has no {package}/ package, so it is not a Restify application: "
+                               "run restify in an application directory, pass --app-dir, or start one with "
+                               "`restify new DIR`")
     root = importlib.import_module(package)
     root_dir = Path(root.__file__).parent.resolve()
     if not str(root_dir).startswith(app_dir):

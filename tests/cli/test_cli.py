@@ -29,9 +29,9 @@ def test_repository_command_refuses_bad_names(app_copy, name):
 
 
 def test_seed_then_token_create_and_revoke(database_env):
-    seeded = restify("seed", "--users", "3", "--posts", "10", "--comments", "20", env=database_env)
+    seeded = restify("seed", "--scale", "0.15", env=database_env)
     assert seeded.returncode == 0, seeded.stderr
-    assert seeded.stdout.startswith("Seeded 3 users, 10 posts, 20 comments, 10 tags")
+    assert seeded.stdout == "Seeded 90 comments, 30 posts, 10 tags, 3 users.\n"
     import pymongo
     client = pymongo.MongoClient(database_env["MONGODB_URI"])
     try:
@@ -76,5 +76,7 @@ def test_a_broken_declaration_stops_start_up_with_a_clear_message(app_copy, data
     module.write_text(module.read_text().replace('"max:50"', '"maximum:50"'))
     result = subprocess.run([sys.executable, "-m", "service.cli", "serve", "--app-dir", str(app_copy)],
                             capture_output=True, text=True, timeout=60, cwd=ROOT, env={**os.environ, **database_env})
-    assert result.returncode == 2
-    assert "restify: broken declaration: TagRepository: field 'name': unknown rule 'maximum:50'" in result.stderr
+    line = next(n for n, text in enumerate(module.read_text().splitlines(), 1) if "maximum:50" in text)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (f"{module}:{line}: DeclarationError: TagRepository: field 'name': "
+                             "unknown rule 'maximum:50'\n")

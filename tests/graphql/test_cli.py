@@ -218,10 +218,10 @@ def test_a_broken_repository_module_exits_1_with_file_and_line_and_keeps_the_pre
     text, line = breaks(posts.read_text())
     posts.write_text(text)
     result = restify(app_dir, "graphql:generate", "--resolvers")
-    assert (result.returncode, result.stderr) == (1, "")
-    assert result.stdout.startswith(f"{NOT_GENERATED}{posts}:{line}: "), result.stdout
-    assert result.stdout.endswith(f"{message}\n"), result.stdout
-    assert result.stdout.count("\n") == 1
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr.startswith(f"{NOT_GENERATED}{posts}:{line}: "), result.stderr
+    assert result.stderr.endswith(f"{message}\n"), result.stderr
+    assert result.stderr.count("\n") == 1
     assert snapshot(*files) == before
     assert not (output / "resolvers").exists()
 
@@ -233,7 +233,7 @@ def test_a_type_mapping_to_an_unknown_scalar_exits_1_and_keeps_the_previous_sche
     (app_dir / "graphql.toml").write_text('[types]\nboolean = "Bit"\n')
     result = restify(app_dir, "graphql:generate")
     message = "DeclarationError: graphql config maps 'boolean' to 'Bit', which is not a built-in scalar"
-    assert (result.returncode, result.stdout, result.stderr) == (1, f"{NOT_GENERATED}{message}\n", "")
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", f"{NOT_GENERATED}{message}\n")
     assert snapshot(schema) == before
 
 
