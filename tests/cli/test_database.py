@@ -30,17 +30,17 @@ def collections_with_records(uri: str) -> dict[str, list[str]]:
 
 
 def test_the_database_named_in_the_uri_is_used(database):
-    seeded = restify("seed", "--users", "1", "--posts", "1", "--comments", "0",
+    seeded = restify("seed", "--scale", "0.01",
                      env={**FAST, "MONGODB_URI": f"{database.uri}/mydb"})
     assert seeded.returncode == 0, seeded.stderr
-    assert collections_with_records(database.uri) == {"mydb": ["posts", "tags", "users"]}
+    assert collections_with_records(database.uri) == {"mydb": ["comments", "posts", "tags", "users"]}
 
 
 def test_database_name_applies_when_the_uri_names_none(database):
-    seeded = restify("seed", "--users", "1", "--posts", "1", "--comments", "0",
+    seeded = restify("seed", "--scale", "0.01",
                      env={**FAST, "MONGODB_URI": database.uri, "RESTIFY_DATABASE_NAME": "named"})
     assert seeded.returncode == 0, seeded.stderr
-    assert collections_with_records(database.uri) == {"named": ["posts", "tags", "users"]}
+    assert collections_with_records(database.uri) == {"named": ["comments", "posts", "tags", "users"]}
 
 
 def timed(port: int, method: str, path: str, body: dict | None = None, token: str | None = None
