@@ -111,7 +111,8 @@ TYPED_FIELDS = [("posts.py", POST_FIELDS_ANCHOR, POST_FIELDS_ANCHOR
                  + '            field("rating").numeric().nullable(),\n'
                  + '            field("born").date().nullable(),\n'
                  + '            field("score").numeric().rules("integer", "between:-100,100").nullable(),\n'
-                 + '            field("stars").numeric().rules("integer", "min:-2147483648", "max:2147483647").nullable(),\n'
+                 + '            field("stars").numeric().rules("integer", "min:-2147483648", "max:2147483647")'
+                 + '.nullable(),\n'
                  + '            field("total").numeric().rules("integer", "min:0", "max:2147483648").nullable(),\n'
                  + '            field("summary").nullable(),\n')]
 
@@ -202,8 +203,7 @@ def typed_post(overrides: dict[str, str]) -> tuple[list[str], list[str]]:
     return object_members, [f"{n}: {s}" for n, s in sorted(inputs.items())]
 
 
-def test_typed_defaults_numeric_is_float_integer_rule_is_int_within_32_bits_else_long_boolean_is_boolean_date_and_text_are_string(
-        tmp_path):
+def test_typed_defaults_numeric_float_integer_int_within_32_bits_else_long_boolean_boolean_date_text_string(tmp_path):
     with app_copy(tmp_path, TYPED_FIELDS) as (_, registry):
         text = sdl(registry)
     object_members, input_members = typed_post({})
