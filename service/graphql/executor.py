@@ -161,7 +161,7 @@ class GraphQLEndpoint:
             return Prepared(refusal=f"The query selects more than {self.max_selections} fields.")
         errors = self._size_errors(size, with_cost=not measure.uses_variables)
         if not errors:
-            errors = await validation_errors(self.schema, self.sdl, query, document, size.selections)
+            errors = await validation_errors(self.schema, self.sdl, query, document)
         return Prepared(document, errors, measure=measure)
 
     def _size_errors(self, size: Size, with_cost: bool = True) -> list[dict[str, Any]]:
