@@ -161,10 +161,14 @@ def _json(raw: bytes) -> Any:
         return None
 
 
+LONG_FIELDS = {"views"}  # GraphQL `Long` fields, which it writes as strings of digits (DESIGN §9)
+
+
 def _record(answer: Answer, graphql_field: str = "") -> dict[str, Any]:
     """The record an acknowledged answer carries, flattened to {"id", **attributes}."""
     if answer.door == "graphql":
-        return dict(answer.body.get(graphql_field) or {})
+        record = dict(answer.body.get(graphql_field) or {})
+        return {k: int(v) if k in LONG_FIELDS and isinstance(v, str) else v for k, v in record.items()}
     data = answer.body.get("data", answer.body) if isinstance(answer.body, dict) else {}
     return {"id": data.get("id"), **(data.get("attributes") or {})}
 

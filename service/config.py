@@ -34,6 +34,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     # format: "text" | "json"; access: which requests get an access line, "errors" (4xx/5xx) | "all" | "none".
     "log": {"format": "text", "access": "errors"},
     "query": {"max_search_length": 255, "max_related_depth": 3, "max_related_rows": None},
+    # GraphQL work is bounded by the document's size before any of it runs (depth and cost limits,
+    # which need the schema, are in graphql.toml [schema]).
+    "graphql": {"max_query_bytes": 16_384, "max_tokens": 2000, "max_selections": 1000},
     # MCP at /mcp: the Host/Origin headers accepted (DNS-rebinding protection); "host:*" allows any
     # port, and "*" in allowed_hosts turns the check off (for a proxy that checks hosts itself).
     "mcp": {"allowed_hosts": ["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"],

@@ -72,6 +72,14 @@ class Rule:
         params = tuple(p.strip() for p in rest.split(",")) if rest else ()
         return cls(name.strip(), params)
 
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The (low, high) a `min`, `max` or `between` rule allows; unbounded for any other rule."""
+        values = [float(p) for p in self.params] if self.name in ("min", "max", "between") else []
+        low = values[0] if self.name in ("min", "between") else -math.inf
+        high = values[-1] if self.name in ("max", "between") else math.inf
+        return low, high
+
 
 KNOWN = FLOW_RULES | TYPE_RULES | set(_PATTERNS) | {"in", "not_in", "max", "min", "between", "image"}
 
@@ -204,9 +212,7 @@ class FieldRules:
         return check
 
     def _size(self, rule: Rule) -> Any:
-        bounds = [float(p) for p in rule.params]
-        low = bounds[0] if rule.name in ("min", "between") else -math.inf
-        high = bounds[-1] if rule.name in ("max", "between") else math.inf
+        low, high = rule.bounds
         kind = "numeric" if self.numeric else "string"
         shown = {"min": _shown(low), "max": _shown(high)}
 

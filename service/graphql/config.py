@@ -8,9 +8,10 @@ from typing import Any
 FILE_NAME = "graphql.toml"
 
 DEFAULTS: dict[str, dict[str, Any]] = {
-    # Field kind -> GraphQL scalar. "integer" is a numeric field with an `integer` rule.
+    # Field kind -> GraphQL scalar. "integer" is a numeric field with an `integer` rule whose min/max
+    # keep it within 32 bits; "long" one without such bounds (Long: a 64-bit integer written as a string).
     "types": {"string": "String", "textarea": "String", "password": "String", "image": "String",
-              "numeric": "Float", "integer": "Int", "boolean": "Boolean", "date": "String"},
+              "numeric": "Float", "integer": "Int", "long": "Long", "boolean": "Boolean", "date": "String"},
     "repositories": {"include": [], "exclude": []},
     "output": {"path": "schema", "schema_file": "schema.graphql"},
     "schema": {"endpoint": "/graphql", "default_first": 15, "max_depth": 10, "max_cost": 5000,
@@ -20,7 +21,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 PUBLISHED = f'''# GraphQL settings for Restify. `restify graphql:generate` and the /graphql endpoint read this file.
 
 [types]
-# The GraphQL scalar for each field kind; "integer" is a numeric field with an `integer` rule.
+# The GraphQL scalar for each field kind; "integer" is a numeric field with an `integer` rule and min/max
+# rules within 32 bits, "long" one without them (Long: a signed 64-bit integer, a string in JSON).
 {chr(10).join(f'{k} = "{v}"' for k, v in DEFAULTS["types"].items())}
 
 [repositories]

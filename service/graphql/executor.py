@@ -1,29 +1,46 @@
 """Runs GraphQL requests against the current schema, with resolvers bound to the
-operations layer, parsed-and-validated documents cached by query text, depth and
-cost limits, and domain errors mapped to `extensions.code`."""
+operations layer, and domain errors mapped to `extensions.code`.
+
+Before anything runs, a query text is bounded by its size, cheapest check first: parsing stops
+at `graphql.max_tokens`, then the selections (through fragments), depth and cost are measured in
+time linear in the document, and only a document within all of them is validated (a large one in a
+worker process: see `validation`). What a text gives (the document, its errors or its refusal, its
+measure) is cached by the text."""
+import asyncio
 import importlib.util
 import inspect
 import logging
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from graphql import (
-    GraphQLError, GraphQLObjectType, GraphQLSchema, build_schema, execute, parse,
-    validate,
+    DocumentNode, GraphQLError, GraphQLObjectType, GraphQLSchema, build_schema, execute, parse, print_schema,
 )
 
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import RestifyError, from_storage
+from service.core.errors import BadRequest, RestifyError, from_storage
 from service.graphql.config import GraphQLConfig
 from service.graphql.fast import PlainFieldExecutor
 from service.graphql.generator import build_schema_objects, exposed, lower_first
-from service.graphql.limits import Measure
+from service.graphql.limits import Measure, Size
 from service.graphql.resolvers import RepositoryResolvers, relation_resolver
+from service.graphql.scalars import bind_scalars
+from service.graphql.validation import refusal_body, validation_errors
 
 log = logging.getLogger("restify.graphql")
 CACHE_SIZE = 512
+
+
+@dataclass
+class Prepared:
+    """What one query text gives, computed once and cached with it."""
+    document: DocumentNode | None = None
+    errors: list[dict[str, Any]] = field(default_factory=list)  # syntax, depth, cost, validation: the answer
+    refusal: str | None = None  # over the token or selection limit: a 400 with this message
+    measure: Measure | None = None
 
 
 def _error_body(error: GraphQLError) -> dict[str, Any]:
@@ -41,7 +58,7 @@ def _error_body(error: GraphQLError) -> dict[str, Any]:
         formatted["message"] = "Server error."
         formatted["extensions"] = {"code": "INTERNAL"}
     else:
-        formatted.setdefault("extensions", {"code": "GRAPHQL_VALIDATION_FAILED"})
+        refusal_body(formatted)
     return formatted
 
 
@@ -70,12 +87,24 @@ class GraphQLEndpoint:
         self.config = config
         self.schema = self._load_schema()
         self._bind()
-        self._cache: OrderedDict[str, Any] = OrderedDict()
+        self._cache: OrderedDict[str, asyncio.Future[Prepared]] = OrderedDict()
+        self.max_tokens = int(app.settings.get("graphql", "max_tokens"))
+        self.max_selections = int(app.settings.get("graphql", "max_selections"))
+        self.max_depth = int(config.get("schema", "max_depth"))
+        self.max_cost = int(config.get("schema", "max_cost"))
+        self._sdl: str | None = None
+
+    @property
+    def sdl(self) -> str:
+        """The schema's text, which the validation worker builds it from."""
+        if self._sdl is None:
+            self._sdl = print_schema(self.schema)
+        return self._sdl
 
     def _load_schema(self) -> GraphQLSchema:
         path = self.config.schema_path
         if path.is_file():
-            return build_schema(path.read_text())
+            return bind_scalars(build_schema(path.read_text()))
         # Not generated yet: built in memory.
         return build_schema_objects(self.app.registry, self.config, self.app.settings.get("auth", "user_repository"))
 
@@ -104,33 +133,43 @@ class GraphQLEndpoint:
             if resource is self.app.user_resource:
                 _set(query, "me", lambda _, info, r=resolvers: r.me(info))
 
-    def _document(self, query: str) -> Any:
-        """(document, errors) for a query text, cached: validation costs far more than execution."""
-        cached = self._cache.get(query)
-        if cached is not None:
-            self._cache.move_to_end(query)
-            return cached
-        try:
-            document = parse(query)
-        except GraphQLError as error:
-            result: Any = (None, [error])
+    async def prepared(self, query: str) -> Prepared:
+        """The cached preparation of a query text; requests for a text being prepared wait for it."""
+        future = self._cache.get(query)
+        if future is None:
+            future = self._cache[query] = asyncio.ensure_future(self._prepare(query))
+            if len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
         else:
-            result = (document, validate(self.schema, document))
-        self._cache[query] = result
-        if len(self._cache) > CACHE_SIZE:
-            self._cache.popitem(last=False)
-        return result
+            self._cache.move_to_end(query)
+        try:
+            return await future
+        except Exception:
+            self._cache.pop(query, None)  # not a property of the text: the next request tries again
+            raise
 
-    def _limits(self, document: Any, variables: dict[str, Any] | None) -> list[GraphQLError]:
-        measure = Measure(document, variables, int(self.config.get("schema", "default_first")), self.list_fields)
-        max_depth, max_cost = int(self.config.get("schema", "max_depth")), int(self.config.get("schema", "max_cost"))
-        if measure.depth() > max_depth:
-            return [GraphQLError(f"The query is deeper than {max_depth} levels.",
-                                 extensions={"code": "QUERY_TOO_DEEP"})]
-        cost = measure.cost()
-        if cost > max_cost:
-            return [GraphQLError(f"The query costs {cost}, more than the limit of {max_cost}.",
-                                 extensions={"code": "QUERY_TOO_COSTLY"})]
+    async def _prepare(self, query: str) -> Prepared:
+        try:
+            document = parse(query, max_tokens=self.max_tokens)
+        except GraphQLError as error:
+            if error.message == f"Syntax Error: Document contains more than {self.max_tokens} tokens. Parsing aborted.":
+                return Prepared(refusal=f"The query has more than {self.max_tokens} tokens.")
+            return Prepared(errors=[_error_body(error)])
+        measure = Measure(document, int(self.config.get("schema", "default_first")), self.list_fields)
+        size = measure.size()  # without variables: only the cost can change with them
+        if size.selections > self.max_selections:
+            return Prepared(refusal=f"The query selects more than {self.max_selections} fields.")
+        errors = self._size_errors(size, with_cost=not measure.uses_variables)
+        if not errors:
+            errors = await validation_errors(self.schema, self.sdl, query, document)
+        return Prepared(document, errors, measure=measure)
+
+    def _size_errors(self, size: Size, with_cost: bool = True) -> list[dict[str, Any]]:
+        if size.depth > self.max_depth:
+            return [_failure_error(f"The query is deeper than {self.max_depth} levels.", "QUERY_TOO_DEEP")]
+        if with_cost and size.cost > self.max_cost:
+            return [_failure_error(f"The query costs {size.cost}, more than the limit of {self.max_cost}.",
+                                   "QUERY_TOO_COSTLY")]
         return []
 
     async def run(self, query: Any, variables: Any, operation_name: Any, context: Context,
@@ -141,12 +180,15 @@ class GraphQLEndpoint:
             return _failure("The variables must be a JSON object.", "BAD_REQUEST")
         if operation_name is not None and not isinstance(operation_name, str):
             return _failure("The operationName must be a string.", "BAD_REQUEST")
-        document, errors = self._document(query)
+        prepared = await self.prepared(query)
+        if prepared.refusal:
+            raise BadRequest(prepared.refusal)
+        errors = prepared.errors
+        if not errors and prepared.measure.uses_variables:
+            errors = self._size_errors(prepared.measure.size(variables))
         if errors:
-            return {"errors": [_error_body(e) for e in errors]}
-        errors = self._limits(document, variables)
-        if errors:
-            return {"errors": [_error_body(e) for e in errors]}
+            return {"errors": errors}
+        document = prepared.document
         if not allow_mutations and _is_mutation(document, operation_name):
             return _failure("Mutations must be sent with POST.", "BAD_REQUEST")
         result = execute(self.schema, document, variable_values=variables, operation_name=operation_name,
@@ -164,8 +206,12 @@ def _set(owner: GraphQLObjectType | None, name: str, resolver: Any) -> None:
         owner.fields[name].resolve = resolver
 
 
+def _failure_error(message: str, code: str) -> dict[str, Any]:
+    return {"message": message, "extensions": {"code": code}}
+
+
 def _failure(message: str, code: str) -> dict[str, Any]:
-    return {"errors": [{"message": message, "extensions": {"code": code}}]}
+    return {"errors": [_failure_error(message, code)]}
 
 
 def _is_mutation(document: Any, operation_name: str | None) -> bool:

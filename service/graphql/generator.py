@@ -5,13 +5,14 @@ Per repository of model `<Type>`: `type <Type>`, `input <Type>Input`, the querie
 and one field per exposed relation; `me` when the user repository is in the schema. Printed sorted, so the same repositories always
 give byte-identical SDL.
 """
+import math
 import re
 from typing import Any
 
 from graphql import (
-    GraphQLArgument, GraphQLBoolean, GraphQLField, GraphQLFloat, GraphQLID, GraphQLInputField,
-    GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema,
-    GraphQLString, lexicographic_sort_schema, print_schema,
+    GRAPHQL_MAX_INT, GRAPHQL_MIN_INT, GraphQLArgument, GraphQLBoolean, GraphQLField, GraphQLFloat, GraphQLID,
+    GraphQLInputField, GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType,
+    GraphQLSchema, GraphQLString, lexicographic_sort_schema, print_schema,
 )
 
 from service.core.context import Context
@@ -22,9 +23,10 @@ from service.core.rules import Rule
 from service.core.serializer import visible
 from service.core.validation import writable
 from service.graphql.config import GraphQLConfig
+from service.graphql.scalars import GraphQLLong
 
 SCALARS = {"String": GraphQLString, "Int": GraphQLInt, "Float": GraphQLFloat, "Boolean": GraphQLBoolean,
-           "ID": GraphQLID}
+           "ID": GraphQLID, "Long": GraphQLLong}
 _NAME = re.compile(r"^[_A-Za-z][_0-9A-Za-z]*$")
 
 
@@ -41,10 +43,22 @@ def exposed(registry: Registry, config: GraphQLConfig) -> list[Resource]:
     return sorted((r for r in registry.resources.values() if config.includes(r.name)), key=lambda r: r.name)
 
 
+def _fits_32_bits(field: Field) -> bool:
+    """Whether every value the field's rules accept, on store and on update, is a 32-bit integer."""
+    for action in ("store", "update"):
+        low, high = -math.inf, math.inf
+        for rule in map(Rule.parse, field.rules_for(action)):
+            rule_low, rule_high = rule.bounds
+            low, high = max(low, rule_low), min(high, rule_high)
+        if not (GRAPHQL_MIN_INT <= low and high <= GRAPHQL_MAX_INT):
+            return False
+    return True
+
+
 def _scalar(field: Field, config: GraphQLConfig) -> Any:
     kind = field.kind
     if kind == "numeric" and any(Rule.parse(t).name == "integer" for t in field.rule_list):
-        kind = "integer"
+        kind = "integer" if _fits_32_bits(field) else "long"
     name = config.values["types"].get(kind, "String")
     if name not in SCALARS:
         raise DeclarationError(f"graphql config maps {kind!r} to {name!r}, which is not a built-in scalar")

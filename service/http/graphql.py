@@ -1,7 +1,11 @@
-"""`/graphql`: GraphQL over HTTP (POST JSON, GET for queries), same bearer auth as REST."""
+"""`/graphql`: GraphQL over HTTP (POST JSON, GET for queries), same bearer auth as REST.
+
+A POST body over `graphql.max_query_bytes` is a 413 before it is read whole; on GET, a `query`
+parameter over it is a 414 (it travels in the URI)."""
 from typing import Any
 
 from service.core.app import Restify
+from service.core.errors import UriTooLong
 from service.graphql.service import GraphQLService
 from service.http.base import JsonHandler, decode_json
 
@@ -13,8 +17,14 @@ class GraphQLHandler(JsonHandler):
         super().initialize(app)
         self.graphql = graphql
 
+    @property
+    def limit(self) -> int:
+        return int(self.app.settings.get("graphql", "max_query_bytes"))
+
     async def get(self) -> None:
         params = self.params()
+        if len(params.get("query", "").encode()) > self.limit:
+            raise UriTooLong("The GraphQL query is too long.")
         variables: Any = None
         if params.get("variables"):
             variables = decode_json(params["variables"].encode(), "The variables parameter")

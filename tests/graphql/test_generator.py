@@ -25,7 +25,7 @@ SCALAR_MEMBERS = {
     "Comment": ["body: String", "created_at: String", "id: ID!", "post_id: String", "updated_at: String",
                 "user_id: String"],
     "Post": ["body: String", "cover: String", "created_at: String", "id: ID!", "published: Boolean",
-             "title: String", "updated_at: String", "user_id: String", "views: Int"],
+             "title: String", "updated_at: String", "user_id: String", "views: Long"],
     "Tag": ["created_at: String", "id: ID!", "name: String", "updated_at: String"],
     "User": ["avatar: String", "bio: String", "created_at: String", "email: String", "id: ID!", "name: String",
              "updated_at: String"],
@@ -39,10 +39,13 @@ RELATION_MEMBERS = {
 # Writable fields only: no id, timestamps, readonly or value() fields (user_id), or images (cover, avatar).
 INPUT_MEMBERS = {
     "Comment": ["body: String", "post_id: String"],
-    "Post": ["body: String", "published: Boolean", "title: String", "views: Int"],
+    "Post": ["body: String", "published: Boolean", "title: String", "views: Long"],
     "Tag": ["name: String"],
     "User": ["bio: String", "email: String", "name: String", "password: String", "password_confirmation: String"],
 }
+# The scalar of Post.views (an integer field without a 32-bit bound), as the SDL prints it.
+LONG_SDL = ('"""\nA signed 64-bit integer, written in JSON as a string of digits; input also takes an integer.\n"""\n'
+            "scalar Long")
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -107,7 +110,10 @@ POST_FIELDS_ANCHOR = 'field("title").required().rules("max:255").searchable().so
 TYPED_FIELDS = [("posts.py", POST_FIELDS_ANCHOR, POST_FIELDS_ANCHOR
                  + '            field("rating").numeric().nullable(),\n'
                  + '            field("born").date().nullable(),\n'
-                 + '            field("score").numeric().rules("integer").nullable(),\n'
+                 + '            field("score").numeric().rules("integer", "between:-100,100").nullable(),\n'
+                 + '            field("stars").numeric().rules("integer", "min:-2147483648", "max:2147483647")'
+                 + '.nullable(),\n'
+                 + '            field("total").numeric().rules("integer", "min:0", "max:2147483648").nullable(),\n'
                  + '            field("summary").nullable(),\n')]
 
 
@@ -182,8 +188,9 @@ def test_fields_are_generated_with_the_console_context_no_user(tmp_path):
 # -- typed defaults and the type mapping ---------------------------------------------------------
 
 # The typed Post's scalar fields by kind default; user_id (string) and cover (image) are on the type only.
+# Integers within 32 bits by their rules are Int (score, stars); without such bounds, Long (views, total).
 TYPED_POST_INPUT = {"body": "String", "born": "String", "published": "Boolean", "rating": "Float", "score": "Int",
-                    "summary": "String", "title": "String", "views": "Int"}
+                    "stars": "Int", "summary": "String", "title": "String", "total": "Long", "views": "Long"}
 TYPED_POST_TYPE_ONLY = {"cover": "String", "user_id": "String"}
 
 
@@ -196,19 +203,21 @@ def typed_post(overrides: dict[str, str]) -> tuple[list[str], list[str]]:
     return object_members, [f"{n}: {s}" for n, s in sorted(inputs.items())]
 
 
-def test_typed_defaults_numeric_is_float_integer_rule_is_int_boolean_is_boolean_date_and_text_are_string(tmp_path):
+def test_typed_defaults_numeric_float_integer_int_within_32_bits_else_long_boolean_boolean_date_text_string(tmp_path):
     with app_copy(tmp_path, TYPED_FIELDS) as (_, registry):
         text = sdl(registry)
     object_members, input_members = typed_post({})
     assert members(text, "type", "Post") == object_members
     assert members(text, "input", "PostInput") == input_members
     assert object_members == sorted(SCALAR_MEMBERS["Post"] + RELATION_MEMBERS["Post"]
-                                    + ["born: String", "rating: Float", "score: Int", "summary: String"])
+                                    + ["born: String", "rating: Float", "score: Int", "stars: Int", "summary: String",
+                                       "total: Long"])
 
 
 @pytest.mark.parametrize("mapping, overrides", [
     ('numeric = "Int"', {"rating": "Int"}),
-    ('integer = "Float"', {"score": "Float", "views": "Float"}),
+    ('integer = "Float"', {"score": "Float", "stars": "Float"}),
+    ('long = "Float"', {"total": "Float", "views": "Float"}),
     ('boolean = "String"', {"published": "String"}),
     ('date = "Int"', {"born": "Int"}),
     ('string = "ID"', {"summary": "ID", "title": "ID", "user_id": "ID"}),
@@ -231,6 +240,7 @@ def test_type_mapping_to_an_unknown_scalar_is_a_declaration_error(registry):
 
 def test_include_keeps_only_the_named_repositories_and_drops_relations_to_the_others(registry):
     assert sdl(registry, repositories={"include": ["posts", "tags"]}) == "\n\n".join([
+        LONG_SDL,
         "type Mutation {\n" + "".join(f"  {m}\n" for m in sorted(mutations_of("Post") + mutations_of("Tag"))) + "}",
         "type Post {\n" + "".join(f"  {m}\n" for m in sorted(SCALAR_MEMBERS["Post"]
                                                                + ["tags(first: Int = 15): [Tag!]!"])) + "}",
