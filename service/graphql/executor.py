@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from graphql import (
-    DocumentNode, GraphQLError, GraphQLObjectType, GraphQLSchema, build_schema, execute, parse, print_schema,
+    DocumentNode, GraphQLError, GraphQLObjectType, GraphQLSchema, TokenKind, build_schema, execute, parse,
+    print_schema,
 )
 
 from service.core.app import Restify
@@ -155,6 +156,8 @@ class GraphQLEndpoint:
             if error.message == f"Syntax Error: Document contains more than {self.max_tokens} tokens. Parsing aborted.":
                 return Prepared(refusal=f"The query has more than {self.max_tokens} tokens.")
             return Prepared(errors=[_error_body(error)])
+        if _has_long_number(document):
+            return Prepared(refusal=f"A number in the query is longer than {MAX_NUMBER_CHARACTERS} characters.")
         measure = Measure(document, int(self.config.get("schema", "default_first")), self.list_fields)
         size = measure.size()  # without variables: only the cost can change with them
         if size.selections > self.max_selections:
@@ -218,3 +221,18 @@ def _is_mutation(document: Any, operation_name: str | None) -> bool:
     operations = [d for d in document.definitions if getattr(d, "operation", None) is not None]
     chosen = [d for d in operations if operation_name is None or (d.name and d.name.value == operation_name)]
     return any(d.operation.value == "mutation" for d in chosen)
+
+
+# No scalar needs more (a 64-bit integer has 20 characters); past 4,300 digits Python's own int() refuses,
+# and graphql-core would put that exception's text into the answer.
+MAX_NUMBER_CHARACTERS = 100
+
+
+def _has_long_number(document: DocumentNode) -> bool:
+    """Whether an Int or Float literal is longer than any scalar needs (the parser bounded the tokens)."""
+    token = document.loc.start_token if document.loc else None
+    while token is not None:
+        if token.kind in (TokenKind.INT, TokenKind.FLOAT) and len(token.value or "") > MAX_NUMBER_CHARACTERS:
+            return True
+        token = token.next
+    return False

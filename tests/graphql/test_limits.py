@@ -120,6 +120,17 @@ async def test_parsing_stops_at_max_tokens_with_a_400(api):
     assert (response.status, response.json) == (400, {"message": "The query has more than 20 tokens."})
 
 
+@pytest.mark.parametrize("number", ["1" * 5000, "1." + "5" * 200, "-" + "9" * 101])
+async def test_a_number_longer_than_any_scalar_needs_is_a_400_with_a_fixed_text(api, number):
+    # Past 4,300 digits Python's int() refuses, and its text would reach the answer.
+    response = await api.post("/graphql", {"query": f"{{ postList(page: {number}) {{ id }} }}"})
+    assert (response.status, response.json) == (400, {"message": "A number in the query is longer than 100 characters."})
+    # 20 digits is within the limit: the Int type refuses it, in graphql-core's own fixed words.
+    answer = await run(api, "{ postList(page: 99999999999999999999) { id } }")
+    assert [e["message"] for e in answer["errors"]] == [
+        "Int cannot represent non 32-bit signed integer value: 99999999999999999999"]
+
+
 async def test_a_query_of_700_aliases_is_refused_at_the_default_2000_tokens(api):
     response, took = await timed(api.post("/graphql", {"query": alias_flood(700)}))  # 3 tokens each
     assert (response.status, response.json) == (400, TOO_MANY_TOKENS)
