@@ -13,7 +13,8 @@ import voluptuous as vol
 from service.core import uploads
 from service.core.errors import ValidationFailed
 from service.core.fields import Field
-from service.core.rules import FieldRules, Rule
+from service.core.models import Model
+from service.core.rules import MESSAGES, FieldRules, Rule
 from storage import Filter
 
 if TYPE_CHECKING:
@@ -45,7 +46,10 @@ def _is_blank(value: Any) -> bool:
 
 
 async def validate(app: "Restify", fields: list[Field], payload: Mapping[str, Any], action: str,
-                   record_id: str | None = None) -> dict[str, Any]:
+                   record_id: str | None = None, existing: Mapping[str, Any] | None = None,
+                   acting: Model | None = None) -> dict[str, Any]:
+    """`existing` is the record an update changes and `acting` the user making the request: the
+    `current_password` rule compares the one and asks the other's password."""
     errors: dict[str, list[str]] = {}
     clean: dict[str, Any] = {}
     checked: list[tuple[Field, FieldRules, Any]] = []
@@ -81,6 +85,12 @@ async def validate(app: "Restify", fields: list[Field], payload: Mapping[str, An
         message = await _database_rules(app, field, rules, value, record_id)
         if message:
             errors[field.name] = [message]
+    changed = [field for field, rules, value in checked if rules.needs_current_password and field.name not in errors
+               and (field.kind == "password" or (existing or {}).get(field.name) != value)]
+    if changed and action != "store":
+        message = await _current_password(app, payload.get("current_password"), acting)
+        if message:
+            errors["current_password"] = [message]
     if errors:
         raise ValidationFailed(errors)
     for field in writable(fields):
@@ -100,6 +110,16 @@ async def _database_rules(app: "Restify", field: Field, rules: FieldRules, value
             return rules.message("unique")
         if rule.name == "exists" and found is None:
             return rules.message("exists")
+    return None
+
+
+async def _current_password(app: "Restify", given: Any, acting: Model | None) -> str | None:
+    """Laravel's `current_password`: the acting user's own password, checked in the hashing lane."""
+    if not isinstance(given, str) or given == "":
+        return MESSAGES["required"].format(attribute="current password")
+    hashed = acting.attributes.get("password") if acting is not None else None
+    if not await app.passwords.verify(hashed if isinstance(hashed, str) else None, given):
+        return MESSAGES["current_password"]
     return None
 
 
@@ -132,6 +152,7 @@ def unique_message(fields: list[Field], column: str | None) -> dict[str, list[st
 
 async def validate_request(app: "Restify", fields: list[Field], payload: Mapping[str, Any], action: str,
                            record_id: str | None = None, files: Mapping[str, "uploads.Upload"] | None = None,
+                           existing: Mapping[str, Any] | None = None, acting: Model | None = None,
                            ) -> tuple[dict[str, Any], list["uploads.PendingFile"]]:
     """Field values and image uploads checked together: one 422 reports every problem."""
     upload_errors, pending = uploads.check(fields, dict(files or {}), int(app.settings.get("files", "max_bytes")))
@@ -140,7 +161,7 @@ async def validate_request(app: "Restify", fields: list[Field], payload: Mapping
                 and compiled_rules(field, action).required and not (files or {}).get(field.name)):
             upload_errors[field.name] = [compiled_rules(field, action).message("required")]
     try:
-        clean = await validate(app, fields, payload, action, record_id)
+        clean = await validate(app, fields, payload, action, record_id, existing, acting)
     except ValidationFailed as failed:
         raise ValidationFailed({**failed.errors, **upload_errors}) from None
     if upload_errors:
