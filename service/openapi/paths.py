@@ -159,8 +159,8 @@ def auth_paths(settings: Settings) -> dict[str, Schema]:
 
     return {
         f"{prefix}/register": {"post": _operation(
-            "auth.register", "auth", "Create an account through the user repository's fields and rules",
-            {**user("The new user, unwrapped, with `meta.token`.", 201), **error_responses(400, 413, 422)},
+            "auth.register", "auth", "Create an account through the user repository's fields and rules (rate limited)",
+            {**user("The new user, unwrapped, with `meta.token`.", 201), **error_responses(400, 413, 422, 429)},
             OPTIONAL_TOKEN, requestBody=_body(schema_ref("Register")))},
         f"{prefix}/login": {"post": _operation(
             "auth.login", "auth", "Exchange an email and password for a bearer token (rate limited)",

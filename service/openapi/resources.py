@@ -73,6 +73,8 @@ def write_schema(fields: list[Field], action: str, form: bool = False) -> Schema
             properties[companion] = attributes.confirmation_schema(field, action, form)
             if needed:
                 required.append(companion)
+    if attributes.asks_current_password(fields, action):
+        properties[attributes.CURRENT_PASSWORD] = attributes.current_password_schema()
     schema: Schema = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
