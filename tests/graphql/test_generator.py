@@ -41,7 +41,8 @@ INPUT_MEMBERS = {
     "Comment": ["body: String", "post_id: String"],
     "Post": ["body: String", "published: Boolean", "title: String", "views: Int"],
     "Tag": ["name: String"],
-    "User": ["bio: String", "email: String", "name: String", "password: String", "password_confirmation: String"],
+    "User": ["bio: String", "current_password: String", "email: String", "name: String", "password: String",
+             "password_confirmation: String"],
 }
 
 
