@@ -9,7 +9,7 @@ from typing import Any
 from service.core import ratelimit
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import BadRequest, TooManyRequests, Unauthenticated, ValidationFailed
+from service.core.errors import BadRequest, Unauthenticated, ValidationFailed
 from service.core.models import Model
 from service.core.operations import now, save, serialize
 from service.core.registry import Resource
@@ -75,17 +75,11 @@ async def login(app: Restify, payload: dict[str, Any], context: Context) -> dict
     if errors:
         raise ValidationFailed(errors)
     resource = _users(app)
-    attempt = await ratelimit.login_attempt(app, email, context.extras.get("address"))
     user = await _find_by_email(app, resource, email)
     hashed = user.get("password") if user else None
-    try:
-        accepted = await app.passwords.verify(hashed if isinstance(hashed, str) else None, password)
-    except TooManyRequests:  # the hashing lane is full: the password was never checked
-        await ratelimit.take_back(app, attempt)
-        raise
-    if not accepted:
+    if not await ratelimit.password_matches(app, email, context.extras.get("address"),
+                                            hashed if isinstance(hashed, str) else None, password):
         raise Unauthenticated(BAD_CREDENTIALS)
-    await ratelimit.login_succeeded(app, attempt)
     token = await create_token(app, user["id"])
     context.user = resource.model(user)
     return _with_token(app, resource, context, user, token)

@@ -36,7 +36,7 @@ def _limit(app: "Restify", setting: str) -> int:
         return 0
 
 
-def account_key(email: str) -> str:
+def _account_key(email: str) -> str:
     return f"account:{email.strip().lower()}"
 
 
@@ -58,7 +58,7 @@ async def _count(app: "Restify", keys: list[tuple[str, str]], window_setting: st
 
 
 async def login_attempt(app: "Restify", email: str, address: str | None) -> Attempt:
-    keys = [("login_attempts_per_account", account_key(email))]
+    keys = [("login_attempts_per_account", _account_key(email))]
     if address:
         keys.append(("login_attempts_per_address", f"login:{address}"))
     return await _count(app, keys, "login_window_seconds")
@@ -86,3 +86,19 @@ async def take_back(app: "Restify", attempt: Attempt) -> None:
     """An attempt that was never judged (the hashing lane was full) costs the client nothing."""
     for _, hit in attempt.hits:
         await _counters(app).take_back(hit)
+
+
+async def password_matches(app: "Restify", email: str, address: str | None, hashed: str | None,
+                           password: str) -> bool:
+    """A password check that counts as a login attempt: counted first (429 past a limit), then
+    checked in the hashing lane. Login and the `current_password` rule both go through here, so a
+    stolen token cannot guess its owner's password faster than a login form could."""
+    attempt = await login_attempt(app, email, address)
+    try:
+        accepted = await app.passwords.verify(hashed, password)
+    except TooManyRequests:  # the hashing lane is full: the password was never checked
+        await take_back(app, attempt)
+        raise
+    if accepted:
+        await login_succeeded(app, attempt)
+    return accepted

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import voluptuous as vol
 
-from service.core import uploads
+from service.core import ratelimit, uploads
 from service.core.errors import ValidationFailed
 from service.core.fields import Field
 from service.core.models import Model
@@ -118,9 +118,12 @@ async def _current_password(app: "Restify", given: Any, acting: Model | None) ->
     if not isinstance(given, str) or given == "":
         return MESSAGES["required"].format(attribute="current password")
     hashed = acting.attributes.get("password") if acting is not None else None
-    if not await app.passwords.verify(hashed if isinstance(hashed, str) else None, given):
-        return MESSAGES["current_password"]
-    return None
+    email = acting.attributes.get("email") if acting is not None else None
+    hashed = hashed if isinstance(hashed, str) else None
+    # Counted as a login attempt of the account, so a stolen token guesses no faster than a login form.
+    matches = await ratelimit.password_matches(app, email, None, hashed, given) if isinstance(email, str) \
+        else await app.passwords.verify(hashed, given)
+    return None if matches else MESSAGES["current_password"]
 
 
 def _target(rule: Rule, field: Field) -> tuple[str, str]:

@@ -221,3 +221,19 @@ async def test_deleting_a_user_deletes_their_tokens(api, db):
     assert response.status == 204
     assert await db.collection("personal_access_tokens").count(Filter(equals={"user_id": user["id"]})) == 0
     assert await db.collection("personal_access_tokens").count(Filter(equals={"user_id": bob["id"]})) == 1
+
+
+class TestCurrentPasswordGuesses:
+    @pytest.fixture
+    def config(self, config):
+        config["auth"].update({"login_attempts_per_account": 3})
+        return config
+
+    async def test_wrong_current_passwords_count_as_login_attempts_of_the_account(self, api):
+        user = await api.register("Ann")
+        guess = {"name": "Ann", "email": user["email"], **new_password(current_password="wrong-pass")}
+        for _ in range(3):
+            assert (await api.put(PROFILE, guess, token=user["token"])).json == CURRENT_WRONG
+        refused = await api.put(PROFILE, {**guess, "current_password": PASSWORD}, token=user["token"])
+        assert refused.status == 429 and int(refused.headers["Retry-After"]) >= 1
+        assert (await login(api, user["email"])).status == 429
