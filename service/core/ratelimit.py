@@ -37,7 +37,8 @@ def _limit(app: "Restify", setting: str) -> int:
 
 
 def _account_key(email: str) -> str:
-    return f"account:{email.strip().lower()}"
+    # Cut to the longest real address: a megabyte "email" must not become a megabyte key.
+    return f"account:{email.strip().lower()[:320]}"
 
 
 async def _count(app: "Restify", keys: list[tuple[str, str]], window_setting: str) -> Attempt:
