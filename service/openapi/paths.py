@@ -55,8 +55,11 @@ def repository_paths(resource: Resource, settings: Settings) -> dict[str, Schema
     def ref(part: str) -> Schema:
         return schema_ref(resources.name(n, part))
 
+    hashing = (429,) if resources.hashes_passwords(resource, "update") else ()
+    store_hashing = (429,) if resources.hashes_passwords(resource, "store") else ()
+
     def changed() -> dict[str, Schema]:
-        return {**_ok("The changed record.", ref("Document")), **error_responses(400, 403, 404, 413, 422)}
+        return {**_ok("The changed record.", ref("Document")), **error_responses(400, 403, 404, 413, 422, *hashing)}
 
     created = {"description": "Created.", "content": json_content(ref("Document")),
                "headers": {"Location": {"description": "The new record's URL.", "schema": {"type": "string"}}},
@@ -67,7 +70,8 @@ def repository_paths(resource: Resource, settings: Settings) -> dict[str, Schema
             {**_ok(f"A page of {n} the user may see.", ref("Page")), **error_responses(400, 403)}, security,
             parameters=parameters.index_parameters(resource, resources.fields_for(resource, "index"), settings)),
         "post": _operation(
-            f"{n}.store", n, f"Create a {n} record", {"201": created, **error_responses(400, 403, 413, 422)},
+            f"{n}.store", n, f"Create a {n} record",
+            {"201": created, **error_responses(400, 403, 413, 422, *store_hashing)},
             security, requestBody=_body(ref("Store"), ref("StoreForm") if forms else None)),
     }
     record = {
@@ -118,7 +122,8 @@ def profile_paths(registry: Registry, settings: Settings) -> dict[str, Schema]:
     users = profile_resource(registry, settings)
 
     def changed() -> dict[str, Schema]:
-        return {**_ok("The user, changed.", schema_ref("Profile")), **error_responses(400, 413, 422)}
+        # 429: a password change or `current_password` check waits in the hashing lane, and counts as a login.
+        return {**_ok("The user, changed.", schema_ref("Profile")), **error_responses(400, 413, 422, 429)}
 
     form = (schema_ref(resources.name(users.name, "UpdateForm"))
             if users is not None and resources.has_files(users) else None)
