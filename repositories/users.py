@@ -16,8 +16,11 @@ class UserRepository(Repository):
     def fields(self, request):
         return [
             field("name").required().rules("max:255").searchable().sortable(),
-            field("email").required().rules("email", "max:255", "unique:users,email").matchable(),
-            field("password").password().storing_rules("required", "min:8", "confirmed").updating_rules("min:8", "confirmed"),
+            # Changing the email or the password needs the current password (Laravel's `current_password`).
+            field("email").required().rules("email", "max:255", "unique:users,email").updating_rules("current_password")
+            .matchable(),
+            field("password").password().storing_rules("required", "min:8", "confirmed")
+            .updating_rules("min:8", "confirmed", "current_password"),
             field("bio").textarea().nullable().rules("max:2000"),
             field("avatar").image().nullable().path("avatars"),
         ]

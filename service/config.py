@@ -27,7 +27,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "routes": {"middleware": []},
     "auth": {"user_repository": "users", "argon2_time_cost": 3, "argon2_memory_kib": 65536,
              "token_ttl": None, "login_attempts_per_account": 5, "login_attempts_per_address": 20,
-             "login_window_seconds": 60},
+             "login_window_seconds": 60, "registrations_per_address": 10, "registration_window_seconds": 3600,
+             "hash_threads": 2, "hash_queue": 64},
     "app": {"package": "repositories"},
     # /metrics (Prometheus); with a token it needs `Authorization: Bearer <token>`.
     "metrics": {"enabled": True, "token": ""},

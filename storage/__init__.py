@@ -8,6 +8,7 @@ Exceptions raised here:
 """
 from storage.client import Database, connect, database_name
 from storage.collection import Collection
+from storage.counters import Counters, Hit
 from storage.embedded import EmbeddedServer
 from storage.errors import DuplicateKey, StorageError, Unavailable, Unstorable
 from storage.files import Disk, GridFSDisk, LocalDisk, StoredFile, safe_path
@@ -16,12 +17,14 @@ from storage.ids import canonical_id, is_valid_id, new_id
 
 __all__ = [
     "Collection",
+    "Counters",
     "Database",
     "DuplicateKey",
     "EmbeddedServer",
     "Disk",
     "Filter",
     "GridFSDisk",
+    "Hit",
     "LocalDisk",
     "StorageError",
     "StoredFile",

@@ -11,6 +11,7 @@ from pymongo import monitoring
 from pymongo.uri_parser import parse_uri
 
 from storage.collection import Collection
+from storage.counters import Counters
 from storage.files import GridFSDisk
 from storage.guard import unavailable_as_error
 
@@ -43,6 +44,10 @@ class Database:
         if name not in self._collections:
             self._collections[name] = Collection(self._db[name])
         return self._collections[name]
+
+    def counters(self, name: str) -> Counters:
+        """Atomic fixed-window counters kept in the collection `name` (throttles)."""
+        return Counters(self._db[name])
 
     def gridfs(self, bucket: str = "files") -> "GridFSDisk":
         return GridFSDisk(self._db, bucket)

@@ -126,7 +126,8 @@ async def test_exactly_one_of_many_changes_to_the_same_unique_value_succeeds(doo
     workload = await started(doors, users=6)
     email = workload.unique("taken") + "@example.com"
     answers = await asyncio.gather(*(doors.rest("PUT", f"{PREFIX}/profile", account.token,
-                                                {"name": account.name, "email": email})
+                                                {"name": account.name, "email": email,
+                                                 "current_password": "secret-pass"})
                                      for account in workload.accounts))
     assert sorted(a.status for a in answers) == [200] + [422] * 5
     assert all(a.errors == {"email": ["The email has already been taken."]} for a in answers if not a.ok)

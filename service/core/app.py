@@ -24,6 +24,8 @@ class Restify:
         self.passwords = Passwords(
             time_cost=int(settings.get("auth", "argon2_time_cost")),
             memory_kib=int(settings.get("auth", "argon2_memory_kib")),
+            threads=int(settings.get("auth", "hash_threads") or 1),
+            queue=int(settings.get("auth", "hash_queue") or 0),
         )
         self._indexed = False
         self._index_lock = asyncio.Lock()

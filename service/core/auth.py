@@ -1,12 +1,9 @@
-"""Registration, login, logout and bearer tokens.
+"""Registration, login, logout and bearer tokens (stored as `tokens` describes).
 
-A token reads `"<id>|<secret>"`; only the SHA-256 of the secret is stored, so a
-leaked tokens collection grants nothing. Passwords are argon2id hashes.
+Passwords are argon2id hashes, made and checked in the hashing lane (`passwords`). Emails
+are compared as the `email` rule stores them: trimmed and lowercased.
 """
-import hashlib
 import hmac
-import secrets
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from service.core import ratelimit
@@ -16,16 +13,11 @@ from service.core.errors import BadRequest, Unauthenticated, ValidationFailed
 from service.core.models import Model
 from service.core.operations import now, save, serialize
 from service.core.registry import Resource
-from service.core.serializer import iso
+from service.core.tokens import TOKENS, create_token, digest, revoke_tokens
 from service.core.validation import validate_request
 from storage import Filter, is_valid_id, new_id
 
-TOKENS = "personal_access_tokens"
 BAD_CREDENTIALS = "These credentials do not match our records."
-
-
-def _digest(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
 
 
 def _users(app: Restify) -> Resource:
@@ -35,39 +27,13 @@ def _users(app: Restify) -> Resource:
     return resource
 
 
-def _ttl(app: Restify) -> int | None:
-    """`auth.token_ttl` in seconds; unset, zero or negative means tokens do not expire."""
-    raw = app.settings.get("auth", "token_ttl")
-    try:
-        ttl = int(raw) if raw not in (None, "") else 0
-    except (TypeError, ValueError):
-        return None
-    return ttl if ttl > 0 else None
-
-
-async def create_token(app: Restify, user_id: str, name: str = "api") -> str:
-    secret = secrets.token_urlsafe(32)
-    ttl = _ttl(app)
-    created = datetime.now(timezone.utc)
-    stored = await app.db.collection(TOKENS).insert({
-        "user_id": user_id, "name": name, "token_hash": _digest(secret), "created_at": iso(created),
-        "expires_at": iso(created + timedelta(seconds=ttl)) if ttl else None,
-    })
-    return f"{stored['id']}|{secret}"
-
-
-async def revoke_tokens(app: Restify, user_id: str) -> int:
-    """Revokes every token of a user (all sessions, all scripts); returns how many."""
-    return await app.db.collection(TOKENS).delete_where(Filter(equals={"user_id": user_id}))
-
-
 async def authenticate(app: Restify, token: str) -> Model:
     """The user a bearer token belongs to; Unauthenticated for anything else."""
     token_id, _, secret = token.partition("|")
     if not secret or not is_valid_id(token_id):
         raise Unauthenticated()
     stored = await app.db.collection(TOKENS).find_by_id(token_id)
-    if stored is None or not hmac.compare_digest(stored.get("token_hash", ""), _digest(secret)):
+    if stored is None or not hmac.compare_digest(stored.get("token_hash", ""), digest(secret)):
         raise Unauthenticated()
     expires = stored.get("expires_at")
     if expires and expires <= now():  # ISO strings of one format compare chronologically
@@ -92,6 +58,7 @@ async def create_user(app: Restify, payload: dict[str, Any], context: Context) -
     seeders share); afterwards `context.user` is that user."""
     context.action = "store"
     resource = _users(app)
+    await ratelimit.registration_attempt(app, context.extras.get("address"))  # counted before any work
     await app.ready()
     fields = resource.fields(context)
     values, pending = await validate_request(app, fields, payload, "store")
@@ -115,14 +82,11 @@ async def login(app: Restify, payload: dict[str, Any], context: Context) -> dict
     if errors:
         raise ValidationFailed(errors)
     resource = _users(app)
-    address = context.extras.get("address")
-    await ratelimit.check(app, email, address)
-    user = await app.collection(resource).find_one(Filter(equals={"email": email}))
+    user = await _find_by_email(app, resource, email)
     hashed = user.get("password") if user else None
-    if not await app.passwords.verify(hashed if isinstance(hashed, str) else None, password):
-        await ratelimit.failed(app, email, address)
+    if not await ratelimit.password_matches(app, email, context.extras.get("address"),
+                                            hashed if isinstance(hashed, str) else None, password):
         raise Unauthenticated(BAD_CREDENTIALS)
-    await ratelimit.succeeded(app, email)
     token = await create_token(app, user["id"])
     context.user = resource.model(user)
     return _with_token(app, resource, context, user, token)
@@ -134,8 +98,13 @@ async def logout(app: Restify, context: Context) -> None:
     await app.db.collection(TOKENS).delete(context.user._token_id)
 
 
+async def _find_by_email(app: Restify, resource: Resource, email: str) -> dict[str, Any] | None:
+    # Stored as the `email` rule leaves it: trimmed and lowercased.
+    return await app.collection(resource).find_one(Filter(equals={"email": email.strip().lower()}))
+
+
 async def user_id_for_email(app: Restify, email: str) -> str:
-    user = await app.collection(_users(app)).find_one(Filter(equals={"email": email}))
+    user = await _find_by_email(app, _users(app), email)
     if user is None:
         raise LookupError(f"no user with email {email!r}")
     return user["id"]

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlencode
 
-from service.core import loading, uploads
+from service.core import loading, tokens, uploads
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import Forbidden, NotFound, Unauthenticated, ValidationFailed
@@ -200,9 +200,11 @@ async def update(app: Restify, name: str, id: str, payload: dict[str, Any], cont
     _authorize(app, resource, "update", context, document)
     await app.ready()
     fields = resource.fields(context)
-    values, pending = await validate_request(app, fields, payload, context.action, record_id=id, files=files)
+    values, pending = await validate_request(app, fields, payload, context.action, record_id=id, files=files,
+                                             existing=document, acting=context.user)
     values["updated_at"] = now()
     updated = await save(app, resource, fields, values, pending, id, document)
+    await tokens.after_user_update(app, resource, fields, values, id, context)
     return {"data": serialize(app, resource, context, updated, fields=fields)}
 
 
@@ -214,5 +216,6 @@ async def delete(app: Restify, name: str, id: str, context: Context) -> None:
     removed = await app.collection(resource).remove(id)
     if removed is None:
         raise NotFound()
+    await tokens.after_user_delete(app, resource, id)
     # The files of the record as deleted, not as read above: an upload may have replaced one meanwhile.
     await uploads.discard(app, [removed.get(f.name) for f in resource.fields(context) if f.is_file])

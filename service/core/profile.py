@@ -6,7 +6,7 @@ policy: nobody else's record can be reached through them.
 """
 from typing import Any
 
-from service.core import loading, uploads
+from service.core import loading, tokens, uploads
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import Unauthenticated
@@ -19,7 +19,8 @@ from service.core.validation import validate_request
 
 
 def _fallback_fields() -> list[Field]:
-    return [field("name").rules("max:255"), field("email").rules("email", "max:255", "unique:users,email")]
+    return [field("name").rules("max:255"),
+            field("email").rules("email", "max:255", "unique:users,email").updating_rules("current_password")]
 
 
 def _repository(app: Restify, context: Context) -> Resource | None:
@@ -57,11 +58,13 @@ async def update(app: Restify, payload: dict[str, Any], context: Context,
     users = resource or app.registry.get(app.settings.get("auth", "user_repository"))
     await app.ready()
     fields = resource.fields(context) if resource else _fallback_fields()
-    values, pending = await validate_request(app, fields, payload, "update", record_id=document["id"], files=files)
+    values, pending = await validate_request(app, fields, payload, "update", record_id=document["id"], files=files,
+                                             existing=document, acting=context.user)
     values["updated_at"] = now()
     if users is None:
         raise Unauthenticated()
     updated = await save(app, users, fields, values, pending, document["id"], document)
+    await tokens.after_user_update(app, users, fields, values, document["id"], context)
     context.user = users.model(updated)
     if resource is None:
         return resource_object(users.name, _fallback_fields(), updated)

@@ -1,56 +1,105 @@
-"""Login throttling, per account and per client address.
+"""Login and registration throttles, per account and per client address.
 
-Failed attempts are records in MongoDB, so every web process and host counts
-the same attempts. A success clears the account's failures.
+Each attempt is counted first, with one atomic increment in MongoDB, and only then
+judged: N parallel attempts see N distinct counts, so no more than the limit ever reach
+the password check. Counts live in the database, so every web process and host shares
+them. Windows are fixed (`<key>@<window start>`): at a window's edge a client may get up
+to twice the limit in quick succession, never more.
 """
-from datetime import datetime, timedelta, timezone
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from service.core.errors import TooManyRequests
-from service.core.serializer import iso
-from storage import Filter
+from storage import Counters, Hit
 
 if TYPE_CHECKING:
     from service.core.app import Restify
 
-ATTEMPTS = "login_attempts"
+COUNTERS = "throttles"
 
 
-def _keys(email: str, address: str | None) -> list[tuple[str, str]]:
-    """(setting that limits it, key counted) pairs."""
-    keys = [("login_attempts_per_account", f"account:{email.strip().lower()}")]
-    if address:
-        keys.append(("login_attempts_per_address", f"address:{address}"))
-    return keys
+@dataclass
+class Attempt:
+    """What one request counted: (key, hit) pairs, to be taken back or cleared later."""
+
+    hits: list[tuple[str, Hit]] = field(default_factory=list)
 
 
-async def check(app: "Restify", email: str, address: str | None) -> None:
-    """TooManyRequests (with seconds to wait) when either key used up its attempts in the window."""
-    window = int(app.settings.get("auth", "login_window_seconds"))
-    now = datetime.now(timezone.utc)
-    since = iso(now - timedelta(seconds=window))
-    attempts = app.db.collection(ATTEMPTS)
-    for setting, key in _keys(email, address):
-        limit = int(app.settings.get("auth", setting) or 0)
-        if limit <= 0:
+def _counters(app: "Restify") -> Counters:
+    return app.db.counters(COUNTERS)
+
+
+def _limit(app: "Restify", setting: str) -> int:
+    try:
+        return max(0, int(app.settings.get("auth", setting) or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def _account_key(email: str) -> str:
+    # Cut to the longest real address: a megabyte "email" must not become a megabyte key.
+    return f"account:{email.strip().lower()[:320]}"
+
+
+async def _count(app: "Restify", keys: list[tuple[str, str]], window_setting: str) -> Attempt:
+    """Counts the attempt under every limited key; TooManyRequests when any is over its limit."""
+    window = _limit(app, window_setting) or 60
+    attempt, refused = Attempt(), []
+    for setting, key in keys:
+        limit = _limit(app, setting)
+        if limit <= 0:  # 0 or unset: this key is not limited, and not counted
             continue
-        where = Filter(equals={"key": key}, since=("at", since))
-        if await attempts.count(where) >= limit:
-            oldest = (await attempts.find(where, sort=[("at", 1)], limit=1))[0]["at"]
-            opened = datetime.fromisoformat(oldest.replace("Z", "+00:00"))
-            wait = max(1, int((opened + timedelta(seconds=window) - now).total_seconds()) + 1)
-            raise TooManyRequests(retry_after=wait)
+        hit = await _counters(app).hit(key, window)
+        attempt.hits.append((key, hit))
+        if hit.count > limit:
+            refused.append(hit.seconds_left())
+    if refused:
+        raise TooManyRequests(retry_after=max(refused))
+    return attempt
 
 
-async def failed(app: "Restify", email: str, address: str | None) -> None:
-    now = datetime.now(timezone.utc)
-    attempts = app.db.collection(ATTEMPTS)
-    for _, key in _keys(email, address):
-        await attempts.insert({"key": key, "at": iso(now)})
-    window = int(app.settings.get("auth", "login_window_seconds"))
-    # Old attempts no longer count; drop them so the collection stays small.
-    await attempts.delete_where(Filter(before=("at", iso(now - timedelta(seconds=2 * window)))))
+async def login_attempt(app: "Restify", email: str, address: str | None) -> Attempt:
+    keys = [("login_attempts_per_account", _account_key(email))]
+    if address:
+        keys.append(("login_attempts_per_address", f"login:{address}"))
+    return await _count(app, keys, "login_window_seconds")
 
 
-async def succeeded(app: "Restify", email: str) -> None:
-    await app.db.collection(ATTEMPTS).delete_where(Filter(equals={"key": f"account:{email.strip().lower()}"}))
+async def registration_attempt(app: "Restify", address: str | None) -> Attempt:
+    if not address:
+        return Attempt()
+    return await _count(app, [("registrations_per_address", f"register:{address}")],
+                        "registration_window_seconds")
+
+
+async def login_succeeded(app: "Restify", attempt: Attempt) -> None:
+    """The account's failures are cleared (as Laravel does); the address only gets this
+    attempt's own count back, so logging into one's own account between guesses at others
+    buys no extra guesses."""
+    for key, hit in attempt.hits:
+        if key.startswith("account:"):
+            await _counters(app).clear(key)
+        else:
+            await _counters(app).take_back(hit)
+
+
+async def take_back(app: "Restify", attempt: Attempt) -> None:
+    """An attempt that was never judged (the hashing lane was full) costs the client nothing."""
+    for _, hit in attempt.hits:
+        await _counters(app).take_back(hit)
+
+
+async def password_matches(app: "Restify", email: str, address: str | None, hashed: str | None,
+                           password: str) -> bool:
+    """A password check that counts as a login attempt: counted first (429 past a limit), then
+    checked in the hashing lane. Login and the `current_password` rule both go through here, so a
+    stolen token cannot guess its owner's password faster than a login form could."""
+    attempt = await login_attempt(app, email, address)
+    try:
+        accepted = await app.passwords.verify(hashed, password)
+    except TooManyRequests:  # the hashing lane is full: the password was never checked
+        await take_back(app, attempt)
+        raise
+    if accepted:
+        await login_succeeded(app, attempt)
+    return accepted

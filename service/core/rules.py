@@ -3,10 +3,12 @@
 A field's rules run in order and stop at the first failure, so each field
 reports one message: the one that matters first (`required`, then the type,
 then sizes). Rules that need the database (`unique`, `exists`) are returned
-separately and run only when everything else about the field passed.
+separately and run only when everything else about the field passed, as does
+`current_password` (changing the field needs the acting user's password).
 """
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -40,11 +42,12 @@ MESSAGES = {
     "unique": "The {attribute} has already been taken.",
     "exists": "The selected {attribute} is invalid.",
     "confirmed": "The {attribute} confirmation does not match.",
+    "current_password": "The password is incorrect.",
     "image": "The {attribute} must be an image.",
 }
 
 # Rules handled by the validation flow itself rather than compiled to a check.
-FLOW_RULES = {"required", "nullable", "sometimes", "confirmed", "unique", "exists"}
+FLOW_RULES = {"required", "nullable", "sometimes", "confirmed", "unique", "exists", "current_password"}
 TYPE_RULES = {"string", "numeric", "integer", "boolean", "date"}
 INT64 = 2**63 - 1
 MAX_TEXT = 65_535  # implicit ceiling for text fields without their own `max`
@@ -52,7 +55,6 @@ MAX_TEXT = 65_535  # implicit ceiling for text fields without their own `max`
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _URL = re.compile(r"^https?://[^\s/$.?#].[^\s]*$", re.IGNORECASE)
 _PATTERNS = {
-    "email": _EMAIL,
     "url": _URL,
     "alpha": re.compile(r"^[^\W\d_]+$"),
     "alpha_num": re.compile(r"^[^\W_]+$"),
@@ -81,7 +83,7 @@ class Rule:
         return low, high
 
 
-KNOWN = FLOW_RULES | TYPE_RULES | set(_PATTERNS) | {"in", "not_in", "max", "min", "between", "image"}
+KNOWN = FLOW_RULES | TYPE_RULES | set(_PATTERNS) | {"email", "in", "not_in", "max", "min", "between", "image"}
 
 
 def check_declaration(field: Field) -> None:
@@ -115,6 +117,7 @@ class FieldRules:
         self.required = "required" in names
         self.nullable = field.is_nullable or "nullable" in names
         self.confirmed = "confirmed" in names
+        self.needs_current_password = "current_password" in names
         self.database_rules = [rule for rule in rules if rule.name in ("unique", "exists")]
         self.numeric = field.kind == "numeric" or bool(names & {"numeric", "integer"})
         # Wrapped in a Schema so it is compiled once: a bare All recompiles its validators per call.
@@ -193,6 +196,8 @@ class FieldRules:
         return value
 
     def _compile(self, rule: Rule) -> Any:
+        if rule.name == "email":
+            return self._as_email
         if rule.name in _PATTERNS:
             pattern = _PATTERNS[rule.name]
             return self._predicate(lambda v: isinstance(v, str) and bool(pattern.match(v)), rule.name)
@@ -203,6 +208,14 @@ class FieldRules:
         if rule.name == "image":
             return self._predicate(lambda v: True, "image")  # content checks live with file uploads
         return self._size(rule)
+
+    def _as_email(self, value: Any) -> str:
+        """Trimmed and lowercased, so `A@example.com ` and `a@example.com` are one address (one
+        account, one unique value); control and format characters are refused, not stored."""
+        text = value.strip() if isinstance(value, str) else None
+        if text is None or not _EMAIL.match(text) or any(unicodedata.category(c) in ("Cc", "Cf") for c in text):
+            raise self._fail("email")
+        return text.lower()
 
     def _predicate(self, test: Any, key: str) -> Any:
         def check(value: Any) -> Any:

@@ -32,6 +32,20 @@ def parsed_rules(field: Field, action: str) -> list[Rule]:
     return [Rule.parse(text) for text in field.rules_for(mode(action))]
 
 
+CURRENT_PASSWORD = "current_password"
+
+
+def asks_current_password(fields: list[Field], action: str) -> bool:
+    """Whether a body may carry `current_password`: a field changed there has that rule."""
+    return mode(action) == "update" and any(rule.name == "current_password" for field in fields
+                                            for rule in parsed_rules(field, action))
+
+
+def current_password_schema() -> Schema:
+    return {"type": "string", "writeOnly": True,
+            "description": "Your current password: needed to change a field that says so (e.g. email, password)."}
+
+
 def is_required(field: Field, action: str) -> bool:
     """Whether the body must carry the field: store and PUT apply `required`, PATCH never does."""
     return action != "patch" and any(rule.name == "required" for rule in parsed_rules(field, action))
@@ -89,6 +103,8 @@ def input_schema(field: Field, action: str, form: bool = False) -> Schema:
             notes.append(f"the {column} of an existing {rule.params[0]} record")
         elif rule.name == "confirmed":
             notes.append(f"send the same value again as {field.name}_confirmation")
+        elif rule.name == "current_password":
+            notes.append(f"changing it needs {CURRENT_PASSWORD}")
     typed = bool(names & (TYPE_RULES - {"string"}))
     if field.is_text and kind == "string" and not typed and not has_max:
         schema["maxLength"] = MAX_TEXT  # the validator's implicit ceiling for text

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import voluptuous as vol
 
-from service.core import uploads
+from service.core import ratelimit, uploads
 from service.core.errors import ValidationFailed
 from service.core.fields import Field
-from service.core.rules import FieldRules, Rule
+from service.core.models import Model
+from service.core.rules import MESSAGES, FieldRules, Rule
 from storage import Filter, canonical_id
 
 if TYPE_CHECKING:
@@ -62,7 +63,10 @@ def _canonical_reference(value: Any) -> Any:
 
 
 async def validate(app: "Restify", fields: list[Field], payload: Mapping[str, Any], action: str,
-                   record_id: str | None = None) -> dict[str, Any]:
+                   record_id: str | None = None, existing: Mapping[str, Any] | None = None,
+                   acting: Model | None = None) -> dict[str, Any]:
+    """`existing` is the record an update changes and `acting` the user making the request: the
+    `current_password` rule compares the one and asks the other's password."""
     errors: dict[str, list[str]] = {}
     clean: dict[str, Any] = {}
     checked: list[tuple[Field, FieldRules, Any]] = []
@@ -101,6 +105,12 @@ async def validate(app: "Restify", fields: list[Field], payload: Mapping[str, An
         message = await _database_rules(app, field, rules, value, record_id)
         if message:
             errors[field.name] = [message]
+    changed = [field for field, rules, value in checked if rules.needs_current_password and field.name not in errors
+               and (field.kind == "password" or (existing or {}).get(field.name) != value)]
+    if changed and action != "store":
+        message = await _current_password(app, payload.get("current_password"), acting)
+        if message:
+            errors["current_password"] = [message]
     if errors:
         raise ValidationFailed(errors)
     for field in writable(fields):
@@ -121,6 +131,19 @@ async def _database_rules(app: "Restify", field: Field, rules: FieldRules, value
         if rule.name == "exists" and found is None:
             return rules.message("exists")
     return None
+
+
+async def _current_password(app: "Restify", given: Any, acting: Model | None) -> str | None:
+    """Laravel's `current_password`: the acting user's own password, checked in the hashing lane."""
+    if not isinstance(given, str) or given == "":
+        return MESSAGES["required"].format(attribute="current password")
+    hashed = acting.attributes.get("password") if acting is not None else None
+    email = acting.attributes.get("email") if acting is not None else None
+    hashed = hashed if isinstance(hashed, str) else None
+    # Counted as a login attempt of the account, so a stolen token guesses no faster than a login form.
+    matches = await ratelimit.password_matches(app, email, None, hashed, given) if isinstance(email, str) \
+        else await app.passwords.verify(hashed, given)
+    return None if matches else MESSAGES["current_password"]
 
 
 def _target(rule: Rule, field: Field) -> tuple[str, str]:
@@ -152,6 +175,7 @@ def unique_message(fields: list[Field], column: str | None) -> dict[str, list[st
 
 async def validate_request(app: "Restify", fields: list[Field], payload: Mapping[str, Any], action: str,
                            record_id: str | None = None, files: Mapping[str, "uploads.Upload"] | None = None,
+                           existing: Mapping[str, Any] | None = None, acting: Model | None = None,
                            ) -> tuple[dict[str, Any], list["uploads.PendingFile"]]:
     """Field values and image uploads checked together: one 422 reports every problem."""
     upload_errors, pending = uploads.check(fields, dict(files or {}), int(app.settings.get("files", "max_bytes")))
@@ -160,7 +184,7 @@ async def validate_request(app: "Restify", fields: list[Field], payload: Mapping
                 and compiled_rules(field, action).required and not (files or {}).get(field.name)):
             upload_errors[field.name] = [compiled_rules(field, action).message("required")]
     try:
-        clean = await validate(app, fields, payload, action, record_id)
+        clean = await validate(app, fields, payload, action, record_id, existing, acting)
     except ValidationFailed as failed:
         raise ValidationFailed({**failed.errors, **upload_errors}) from None
     if upload_errors:

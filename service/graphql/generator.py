@@ -21,6 +21,7 @@ from service.core.fields import Field
 from service.core.registry import Registry, Resource
 from service.core.rules import Rule
 from service.core.serializer import visible
+from service.core.schemas import CURRENT_PASSWORD, asks_current_password
 from service.core.validation import writable
 from service.graphql.config import GraphQLConfig
 from service.graphql.scalars import GraphQLLong
@@ -150,6 +151,8 @@ class SchemaBuilder:
             members[f.name] = GraphQLInputField(_scalar(f, self.config))
             if any(Rule.parse(t).name == "confirmed" for t in f.rules_for("store") + f.rules_for("update")):
                 members[f"{f.name}_confirmation"] = GraphQLInputField(GraphQLString)
+        if asks_current_password(writable(self._fields(resource)), "update"):
+            members[CURRENT_PASSWORD] = GraphQLInputField(GraphQLString)  # read by update<Type> only
         if not members:
             members["_empty"] = GraphQLInputField(GraphQLBoolean)
         return GraphQLInputObjectType(type_name, members)

@@ -11,7 +11,10 @@ from service.config import Settings
 from service.core.fields import Field
 from service.core.query import RESERVED
 from service.core.registry import Resource
-from service.core.schemas import confirmation_schema, input_schema, is_required, parsed_rules
+from service.core.schemas import (
+    CURRENT_PASSWORD, asks_current_password, confirmation_schema, current_password_schema, input_schema, is_required,
+    parsed_rules,
+)
 from service.core.validation import writable
 
 Schema = dict[str, Any]
@@ -109,6 +112,8 @@ def write_schema(fields: list[Field], action: str) -> Schema:
             properties[f"{field.name}_confirmation"] = confirmation_schema(field, mode)
             if needed:
                 required.append(f"{field.name}_confirmation")
+    if asks_current_password(fields, mode):
+        properties[CURRENT_PASSWORD] = current_password_schema()
     return _object(properties, required)
 
 

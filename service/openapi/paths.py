@@ -57,14 +57,17 @@ def repository_paths(resource: Resource, settings: Settings) -> dict[str, Schema
     def ref(part: str) -> Schema:
         return schema_ref(resources.name(n, part))
 
+    hashing = (429,) if resources.hashes_passwords(resource, "update") else ()
+    store_hashing = (429,) if resources.hashes_passwords(resource, "store") else ()
+
     def changed() -> dict[str, Schema]:
-        return {**_ok("The changed record.", ref("Document")), **error_responses(400, 403, 404, 413, 422)}
+        return {**_ok("The changed record.", ref("Document")), **error_responses(400, 403, 404, 413, 422, *hashing)}
 
     def created() -> dict[str, Schema]:
         return {"201": {"description": "Created.", "content": json_content(ref("Document")),
                         "headers": {"Location": {"description": "The new record's URL.", "schema": {"type": "string"}}},
                         "links": _links(n, "/data/id", forms)},
-                **error_responses(400, 403, 413, 422)}
+                **error_responses(400, 403, 413, 422, *store_hashing)}
 
     collection = {
         "get": _operation(
@@ -133,7 +136,8 @@ def profile_paths(registry: Registry, settings: Settings) -> dict[str, Schema]:
     users = profile_resource(registry, settings)
 
     def changed() -> dict[str, Schema]:
-        return {**_ok("The user, changed.", schema_ref("Profile")), **error_responses(400, 413, 422)}
+        # 429: a password change or `current_password` check waits in the hashing lane, and counts as a login.
+        return {**_ok("The user, changed.", schema_ref("Profile")), **error_responses(400, 413, 422, 429)}
 
     show_parameters = parameters.show_parameters(users, settings) if users is not None else []
     path = f"{_prefix(settings, 'prefix')}/profile"
@@ -178,8 +182,8 @@ def auth_paths(settings: Settings) -> dict[str, Schema]:
 
     return {
         f"{prefix}/register": {"post": _operation(
-            "auth.register", "auth", "Create an account through the user repository's fields and rules",
-            {**user("The new user, unwrapped, with `meta.token`.", 201), **error_responses(400, 413, 422)},
+            "auth.register", "auth", "Create an account through the user repository's fields and rules (rate limited)",
+            {**user("The new user, unwrapped, with `meta.token`.", 201), **error_responses(400, 413, 422, 429)},
             NO_TOKEN, requestBody=_body(schema_ref("Register")))},
         f"{prefix}/login": {"post": _operation(
             "auth.login", "auth", "Exchange an email and password for a bearer token (rate limited)",

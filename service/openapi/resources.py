@@ -22,6 +22,13 @@ def fields_for(resource: Resource, action: str) -> list[Field]:
     return resource.fields(Context(door="rest", action=action))
 
 
+def hashes_passwords(resource: Resource, action: str) -> bool:
+    """Whether the action hashes or checks a password (a password field, or `current_password`): then
+    it shares the hashing lane, whose full queue answers 429."""
+    fields = fields_for(resource, action)
+    return any(f.kind == "password" for f in writable(fields)) or attributes.asks_current_password(fields, action)
+
+
 def name(resource_name: str, part: str) -> str:
     return f"{resource_name}.{part}"
 
@@ -73,6 +80,8 @@ def write_schema(fields: list[Field], action: str, form: bool = False) -> Schema
             properties[companion] = attributes.confirmation_schema(field, action, form)
             if needed:
                 required.append(companion)
+    if attributes.asks_current_password(fields, action):
+        properties[attributes.CURRENT_PASSWORD] = attributes.current_password_schema()
     schema: Schema = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required

@@ -339,11 +339,28 @@ async def test_readonly_and_image_fields_are_not_inputs(api, db):
 
 async def test_a_user_changes_their_password_through_update_user(api):
     ann = await api.register("Ann")
+    other = (await api.post("/api/login", {"email": ann["email"], "password": "secret-pass"})).json["meta"]["token"]
     query = ('mutation($id: ID!) { updateUser(id: $id, input: {password: "new-password", '
-             'password_confirmation: "new-password"}) { id } }')
+             'password_confirmation: "new-password", current_password: "secret-pass"}) { id } }')
     assert await run(api, query, {"id": ann["id"]}, token=ann["token"]) == {"data": {"updateUser": {"id": ann["id"]}}}
     login = await api.post("/api/login", {"email": ann["email"], "password": "new-password"})
     assert login.status == 200
+    assert (await api.get("/api/restify/profile", token=other)).status == 401  # every other token is revoked
+    assert (await api.get("/api/restify/profile", token=ann["token"])).status == 200
+
+
+@pytest.mark.parametrize("current, message", [("", "The current password field is required."),
+                                              (', current_password: "wrong-pass"', "The password is incorrect.")])
+async def test_update_user_needs_the_current_password_to_change_password_or_email(api, db, current, message):
+    ann = await api.register("Ann")
+    before = await stored(db, "users", ann["id"])
+    for change in ('password: "new-password", password_confirmation: "new-password"', 'email: "new@example.com"'):
+        query = f"mutation($id: ID!) {{ updateUser(id: $id, input: {{{change}{current}}}) {{ id }} }}"
+        body = await run(api, query, {"id": ann["id"]}, token=ann["token"])
+        assert body == {"data": None, "errors": [failure(query, "updateUser", "VALIDATION_FAILED",
+                                                         "The given data was invalid.",
+                                                         errors={"current_password": [message]})]}
+    assert await stored(db, "users", ann["id"]) == before
 
 
 # -- field visibility -----------------------------------------------------------------------------

@@ -41,7 +41,8 @@ INPUT_MEMBERS = {
     "Comment": ["body: String", "post_id: String"],
     "Post": ["body: String", "published: Boolean", "title: String", "views: Long"],
     "Tag": ["name: String"],
-    "User": ["bio: String", "email: String", "name: String", "password: String", "password_confirmation: String"],
+    "User": ["bio: String", "current_password: String", "email: String", "name: String", "password: String",
+             "password_confirmation: String"],
 }
 # The scalar of Post.views (an integer field without a 32-bit bound), as the SDL prints it.
 LONG_SDL = ('"""\nA signed 64-bit integer, written in JSON as a string of digits; input also takes an integer.\n"""\n'

@@ -277,3 +277,44 @@ class TestTokenGuard:
         assert registered.status == 201
         logged_in = await api.post("/api/login", {"email": "bob@example.com", "password": PASSWORD})
         assert logged_in.status == 200
+
+
+# -- identity: one address, one account ---------------------------------------------------------
+async def test_register_stores_the_email_trimmed_and_lowercased(api, db):
+    response = await api.post("/api/register", registration(email="  Ann@Example.COM "))
+    assert response.status == 201
+    assert response.json["attributes"]["email"] == "ann@example.com"
+    assert (await db.collection("users").find_by_id(response.json["id"]))["email"] == "ann@example.com"
+
+
+async def test_an_email_in_another_case_is_the_same_account(api, db):
+    await api.register("Ann", email="a@example.com")
+    response = await api.post("/api/register", registration(name="Other", email="A@EXAMPLE.com"))
+    assert response.status == 422
+    assert response.json == invalid(email="The email has already been taken.")
+    assert await count(db, "users") == 1
+
+
+async def test_login_finds_the_account_whatever_the_case_and_spaces_of_the_email(api):
+    user = await api.register("Ann", email="ann@example.com")
+    response = await api.post("/api/login", {"email": " ANN@example.COM", "password": PASSWORD})
+    assert response.status == 200
+    assert response.json["id"] == user["id"]
+
+
+async def test_a_profile_email_in_another_case_of_a_taken_one_is_422(api):
+    await api.register("Ann", email="ann@example.com")
+    bob = await api.register("Bob", email="bob@example.com")
+    response = await api.put(f"{PREFIX}/profile", {"name": "Bob", "email": "ANN@example.com",
+                                                   "current_password": PASSWORD}, token=bob["token"])
+    assert response.status == 422
+    assert response.json == invalid(email="The email has already been taken.")
+
+
+@pytest.mark.parametrize("email", ["ann\x00@example.com", "ann@exam\x07ple.com", "ann@example.com\x7f",
+                                   "an\u0085n@example.com", "an\u200bn@example.com", "ann\u202e@example.com"])
+async def test_the_email_rule_refuses_control_characters(api, db, email):
+    response = await api.post("/api/register", registration(email=email))
+    assert response.status == 422
+    assert response.json == invalid(email="The email must be a valid email address.")
+    await assert_nothing_written(db)

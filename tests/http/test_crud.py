@@ -443,7 +443,8 @@ class TestConcurrentUniqueUpdate:
 
     async def take_one_email(self, api, db):
         users = [await api.register(name) for name in ("Ann", "Bob")]
-        change = {"email": "taken@example.com", "password": "new-secret", "password_confirmation": "new-secret"}
+        change = {"email": "taken@example.com", "password": "new-secret", "password_confirmation": "new-secret",
+                  "current_password": "secret-pass"}
         responses = await asyncio.gather(*(api.patch(f"{PREFIX}/users/{u['id']}", change, token=u["token"])
                                            for u in users))
         return users, responses

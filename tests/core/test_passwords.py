@@ -1,0 +1,44 @@
+"""The hashing lane: its own threads, a bounded queue, 429 past it."""
+import asyncio
+import threading
+
+import pytest
+
+from service.core.errors import TooManyRequests
+from service.core.passwords import Passwords
+
+
+def cheap(**lane: int) -> Passwords:
+    return Passwords(time_cost=1, memory_kib=1024, **lane)
+
+
+async def _burst(passwords: Passwords, size: int) -> list:
+    return await asyncio.gather(*(passwords.hash(f"password-{n}") for n in range(size)), return_exceptions=True)
+
+
+@pytest.mark.parametrize("threads, queue", [(1, 0), (1, 1), (2, 3)])
+def test_the_lane_takes_its_threads_plus_its_queue_and_refuses_the_rest(threads, queue):
+    results = asyncio.run(_burst(cheap(threads=threads, queue=queue), 8))
+    accepted = [r for r in results if isinstance(r, str)]
+    refused = [r for r in results if isinstance(r, TooManyRequests)]
+    assert len(accepted) == threads + queue and len(refused) == 8 - threads - queue
+    assert all(r.startswith("$argon2id$") for r in accepted)
+    assert all(r.retry_after >= 1 and r.body() == {"message": "Too many logins at once. Try again in a moment."}
+               for r in refused)
+
+
+def test_the_lane_is_free_again_once_its_work_is_done():
+    passwords = cheap(threads=1, queue=0)
+
+    async def twice() -> tuple[bool, int]:
+        hashed = await passwords.hash("secret-pass")
+        return await passwords.verify(hashed, "secret-pass"), passwords.in_lane
+    assert asyncio.run(twice()) == (True, 0)
+
+
+def test_hashing_runs_on_the_lanes_own_threads_not_the_default_executor():
+    passwords = cheap(threads=1, queue=0)
+
+    async def name() -> str:
+        return await passwords._run(lambda: threading.current_thread().name)
+    assert asyncio.run(name()).startswith("restify-hash")
