@@ -1,16 +1,18 @@
 """Hostile soak: plain reads measured while a bounded attack mix runs, next to the same reads without it.
 
-    python -m bench.hostile [--seconds 15] [--readers 4] [--processes 1]
+    python -m bench.hostile [--seconds 15] [--readers 4] [--processes 1] [--flood]
 
 Starts an embedded nx-27017 and `restify serve` (real argon2 cost) in a temp dir, registers a user and
 writes 50 posts, then runs two phases of `--seconds` each:
 
 1. quiet: `--readers` keep-alive clients read the posts index and single posts, back to back;
-2. hostile: the same readers, while another process runs the attack mix, every part bounded in count:
+2. hostile: the same readers, while another process runs the attack mix, every part bounded in time,
+   concurrency and rate (`RATES`, about 137 attack requests a second in all, 10 MB/s of GraphQL bodies):
    GraphQL fragment bombs (ten fragments, each spreading the next four times) and alias floods (a
-   ~700 KB document of 60,000 aliases), login storms (wrong passwords for one account and for many),
-   slow clients (headers sent a byte at a time), half-open connections (never a byte), and oversized
-   bodies (a declared and an undeclared 20 MB).
+   ~950 KB document of 60,000 aliases), login storms (wrong passwords for one account and for many),
+   50 slow clients (headers sent a byte a second), 300 half-open connections (never a byte), and
+   oversized bodies (a declared and an undeclared 20 MB). `--flood` sends as fast as the attack's 49
+   clients can instead: that measures capacity under saturation, which pacing at a proxy must prevent.
 
 It prints the p50, p99 and maximum latency of the plain reads in each phase, what the attacks got back
 (status counts), and whether the targets hold: hostile p99 within 3x of quiet p99, no plain read slower
@@ -24,6 +26,7 @@ import os
 import random
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from bench.procs import Workspace, in_workspace
@@ -130,54 +133,64 @@ def _base36(n: int) -> str:
             return "a" + name
 
 
-class Attacks:
-    """Each part loops until the deadline with bounded concurrency; statuses are counted per part."""
+# Requests per second of each paced part, all clients of the part together (`--flood` drops the pacing).
+RATES = {"graphql fragment bomb": 20, "graphql alias flood": 10, "login storm, one account": 50,
+         "login storm, many accounts": 50, "oversized body, declared": 5, "oversized body, chunked": 2}
 
-    def __init__(self, port: int, email: str, deadline: float) -> None:
+
+class Attacks:
+    """Each part runs until the deadline with bounded concurrency and, unless flooding, a bounded rate
+    (`RATES`); statuses are counted per part."""
+
+    def __init__(self, port: int, email: str, deadline: float, flood: bool = False) -> None:
         self.port = port
         self.email = email
         self.deadline = deadline
+        self.flood = flood
         self.statuses: dict[str, Counter] = {}
         self.bomb = json.dumps({"query": fragment_bomb()}).encode()
-        self.flood = json.dumps({"query": alias_flood()}).encode()
+        self.aliases = json.dumps({"query": alias_flood()}).encode()
 
     def _count(self, part: str, status: object) -> None:
         self.statuses.setdefault(part, Counter())[status] += 1
 
-    async def _loop(self, part: str, method: str, path: str, body: bytes, headers: dict[str, str],
-                    pause: float = 0.0) -> None:
-        connection = Connection(self.port)
-        while time.monotonic() < self.deadline:
-            try:
-                status, _ = await connection.request(method, path, body, headers, timeout=60)
-                self._count(part, status)
-            except Exception as error:  # noqa: BLE001 - closed or timed out: counted, then reconnect
-                self._count(part, type(error).__name__)
-            await asyncio.sleep(pause)
-        connection.close()
+    async def _paced(self, part: str, clients: int, send: Callable[[Connection, int], Awaitable[object]]) -> None:
+        """`clients` loops calling `send(connection, n)`, each at RATES[part] / clients a second."""
+        interval = 0.0 if self.flood else clients / RATES[part]
 
-    async def graphql(self) -> list:
-        json_type = {"Content-Type": "application/json"}
-        return [self._loop("graphql fragment bomb", "POST", "/graphql", self.bomb, json_type) for _ in range(2)] + \
-               [self._loop("graphql alias flood", "POST", "/graphql", self.flood, json_type) for _ in range(4)]
+        async def client(index: int) -> None:
+            connection = Connection(self.port)
+            n, due = index, time.monotonic() + interval * index / clients
+            while time.monotonic() < self.deadline:
+                await asyncio.sleep(max(0.0, due - time.monotonic()))
+                due += interval
+                try:
+                    self._count(part, await send(connection, n))
+                except Exception as error:  # noqa: BLE001 - closed or timed out: counted, then reconnect
+                    self._count(part, type(error).__name__)
+                    connection.close()
+                n += clients
+            connection.close()
+        await asyncio.gather(*(client(i) for i in range(clients)))
+
+    def _posting(self, path: str, body: bytes | Callable[[int], bytes]) -> Callable[[Connection, int], Awaitable[object]]:
+        async def send(connection: Connection, n: int) -> object:
+            payload = body(n) if callable(body) else body
+            status, _ = await connection.request("POST", path, payload, {"Content-Type": "application/json"}, timeout=60)
+            return status
+        return send
+
+    def graphql(self) -> list:
+        return [self._paced("graphql fragment bomb", 2, self._posting("/graphql", self.bomb)),
+                self._paced("graphql alias flood", 4, self._posting("/graphql", self.aliases))]
 
     def logins(self) -> list:
         wrong = json.dumps({"email": self.email, "password": "not-the-password"}).encode()
-        json_type = {"Content-Type": "application/json"}
 
-        async def many_accounts() -> None:
-            connection = Connection(self.port)
-            n = 0
-            while time.monotonic() < self.deadline:
-                n += 1
-                body = json.dumps({"email": f"nobody{n}@example.com", "password": "guess"}).encode()
-                try:
-                    status, _ = await connection.request("POST", "/api/login", body, json_type, timeout=60)
-                    self._count("login storm, many accounts", status)
-                except Exception as error:  # noqa: BLE001
-                    self._count("login storm, many accounts", type(error).__name__)
-        return [self._loop("login storm, one account", "POST", "/api/login", wrong, json_type) for _ in range(20)] + \
-               [many_accounts() for _ in range(20)]
+        def anyone(n: int) -> bytes:
+            return json.dumps({"email": f"nobody{n}@example.com", "password": "guess"}).encode()
+        return [self._paced("login storm, one account", 20, self._posting("/api/login", wrong)),
+                self._paced("login storm, many accounts", 20, self._posting("/api/login", anyone))]
 
     async def slow_clients(self, count: int = 50) -> None:
         """Headers a byte at a time, one byte a second: the server should give up on them."""
@@ -224,38 +237,34 @@ class Attacks:
 
     def oversized(self) -> list:
         big = b"{" + b" " * (20 * 1024 * 1024) + b"}"
-        json_type = {"Content-Type": "application/json"}
 
-        async def undeclared() -> None:
+        async def undeclared(_connection: Connection, _n: int) -> object:
             # A chunked body with no Content-Length: refused while it streams in.
-            while time.monotonic() < self.deadline:
-                try:
-                    reader, writer = await asyncio.open_connection(HOST, self.port)
-                    writer.write(f"POST /api/restify/posts HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: "
-                                 "application/json\r\nTransfer-Encoding: chunked\r\n\r\n".encode())
-                    chunk = b" " * 65536
-                    for _ in range(320):
-                        writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                        await writer.drain()
-                    writer.write(b"0\r\n\r\n")
-                    status_line = await asyncio.wait_for(reader.readline(), 30)
-                    self._count("oversized body, chunked", int(status_line.split()[1]) if status_line else "closed")
-                    writer.close()
-                except (ConnectionError, OSError, asyncio.TimeoutError, IndexError, ValueError) as error:
-                    self._count("oversized body, chunked", type(error).__name__)
-                await asyncio.sleep(0.2)
-        return [self._loop("oversized body, declared", "POST", "/api/restify/posts", big, json_type, pause=0.2),
-                undeclared()]
+            reader, writer = await asyncio.open_connection(HOST, self.port)
+            try:
+                writer.write(f"POST /api/restify/posts HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: "
+                             "application/json\r\nTransfer-Encoding: chunked\r\n\r\n".encode())
+                chunk = b" " * 65536
+                for _ in range(320):
+                    writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    await writer.drain()
+                writer.write(b"0\r\n\r\n")
+                status_line = await asyncio.wait_for(reader.readline(), 30)
+                return int(status_line.split()[1]) if status_line else "closed"
+            finally:
+                writer.close()
+        return [self._paced("oversized body, declared", 1, self._posting("/api/restify/posts", big)),
+                self._paced("oversized body, chunked", 1, undeclared)]
 
     async def run(self) -> dict[str, dict]:
-        parts = await self.graphql() + self.logins() + self.oversized() + [self.slow_clients(), self.half_open()]
+        parts = self.graphql() + self.logins() + self.oversized() + [self.slow_clients(), self.half_open()]
         await asyncio.gather(*parts)
         return {part: dict(counts) for part, counts in self.statuses.items()}
 
 
-def _attack_process(port: int, email: str, seconds: float, results: "multiprocessing.Queue") -> None:
+def _attack_process(port: int, email: str, seconds: float, flood: bool, results: "multiprocessing.Queue") -> None:
     async def main() -> dict[str, dict]:
-        return await Attacks(port, email, time.monotonic() + seconds).run()
+        return await Attacks(port, email, time.monotonic() + seconds, flood).run()
     results.put(asyncio.run(main()))
 
 
@@ -316,7 +325,7 @@ def _run(workspace: Workspace, args: argparse.Namespace) -> int:
     quiet = asyncio.run(read_plainly(port, ids, args.seconds, args.readers))
     results: multiprocessing.Queue = multiprocessing.Queue()
     attacker = multiprocessing.get_context("fork").Process(
-        target=_attack_process, args=(port, email, args.seconds, results), daemon=True)
+        target=_attack_process, args=(port, email, args.seconds, args.flood, results), daemon=True)
     attacker.start()
     time.sleep(0.5)  # the attacks are under way before the reads are measured
     hostile = asyncio.run(read_plainly(port, ids, args.seconds, args.readers))
@@ -343,6 +352,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=15.0, help="length of each phase (default 15)")
     parser.add_argument("--readers", type=int, default=4, help="concurrent plain readers (default 4)")
     parser.add_argument("--processes", type=int, default=1, help="`restify serve --processes` (default 1)")
+    parser.add_argument("--flood", action="store_true",
+                        help="send the attacks as fast as their clients can instead of at the bounded RATES")
     args = parser.parse_args(argv)
     if args.seconds <= 0 or args.readers < 1 or args.processes < 1:
         parser.error("--seconds, --readers and --processes must be positive")

@@ -16,6 +16,12 @@ from pymongo.errors import DuplicateKeyError
 from storage.guard import unavailable_as_error
 
 
+# Expired windows are swept at most this often per collection and process: a sweep scans, and a
+# client sending a fresh key with every request (a new email each time) must not buy one per request.
+SWEEP_EVERY_SECONDS = 60
+_last_sweep: dict[str, float] = {}
+
+
 @dataclass(frozen=True)
 class Hit:
     """One counted attempt: the count including it, and when its window ends."""
@@ -50,9 +56,16 @@ class Counters:
             # Two first hits raced to insert the window's document; the loser's $inc applies now.
             after = await self._col.find_one_and_update(query, update, upsert=True,
                                                         return_document=ReturnDocument.AFTER)
-        if after["count"] == 1:  # a new window: sweep the ones that ended (any key)
+        if after["count"] == 1 and self._sweep_due(moment):  # a new window: sweep the ones that ended
             await self._col.delete_many({"ends": {"$lte": int(moment)}})
         return Hit(document_id, int(after["count"]), start + window)
+
+    def _sweep_due(self, moment: float) -> bool:
+        last = _last_sweep.get(self._col.full_name)
+        if last is not None and moment - last < SWEEP_EVERY_SECONDS:
+            return False
+        _last_sweep[self._col.full_name] = moment
+        return True
 
     @unavailable_as_error
     async def take_back(self, hit: Hit) -> None:

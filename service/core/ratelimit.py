@@ -6,6 +6,8 @@ the password check. Counts live in the database, so every web process and host s
 them. Windows are fixed (`<key>@<window start>`): at a window's edge a client may get up
 to twice the limit in quick succession, never more.
 """
+import time
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -23,6 +25,52 @@ class Attempt:
     """What one request counted: (key, hit) pairs, to be taken back or cleared later."""
 
     hits: list[tuple[str, Hit]] = field(default_factory=list)
+
+
+class Blocked:
+    """Keys this process saw go over their limit, until their window ends.
+
+    A further attempt under such a key is refused without asking the database: within a window a
+    count only grows (a success clears it, and no attempt under a blocked key gets as far as a
+    success). So a storm against one account or from one address costs one lookup in memory per
+    request, not a database write. A success seen here forgets its key at once; one on another
+    process is learnt when this window ends."""
+
+    MAX_KEYS = 10_000  # past it, ended windows are dropped, then everything (the database still counts)
+
+    def __init__(self) -> None:
+        self._ends: dict[str, int] = {}
+
+    def retry_after(self, key: str) -> int | None:
+        ends = self._ends.get(key)
+        if ends is None:
+            return None
+        left = ends - time.time()
+        if left <= 0:
+            del self._ends[key]
+            return None
+        return int(left) + 1
+
+    def add(self, key: str, ends: int) -> None:
+        if len(self._ends) >= self.MAX_KEYS:
+            now = time.time()
+            self._ends = {k: e for k, e in self._ends.items() if e > now}
+            if len(self._ends) >= self.MAX_KEYS:
+                self._ends.clear()
+        self._ends[key] = ends
+
+    def forget(self, key: str) -> None:
+        self._ends.pop(key, None)
+
+
+_blocked: "weakref.WeakKeyDictionary[Restify, Blocked]" = weakref.WeakKeyDictionary()
+
+
+def blocked(app: "Restify") -> Blocked:
+    found = _blocked.get(app)
+    if found is None:
+        found = _blocked[app] = Blocked()
+    return found
 
 
 def _counters(app: "Restify") -> Counters:
@@ -44,14 +92,17 @@ def _account_key(email: str) -> str:
 async def _count(app: "Restify", keys: list[tuple[str, str]], window_setting: str) -> Attempt:
     """Counts the attempt under every limited key; TooManyRequests when any is over its limit."""
     window = _limit(app, window_setting) or 60
-    attempt, refused = Attempt(), []
-    for setting, key in keys:
-        limit = _limit(app, setting)
-        if limit <= 0:  # 0 or unset: this key is not limited, and not counted
-            continue
+    attempt, refused, known = Attempt(), [], blocked(app)
+    limited = [(limit, key) for limit, key in ((_limit(app, setting), key) for setting, key in keys)
+               if limit > 0]  # 0 or unset: this key is not limited, and not counted
+    waits = [wait for wait in (known.retry_after(key) for _, key in limited) if wait is not None]
+    if waits:
+        raise TooManyRequests(retry_after=max(waits))
+    for limit, key in limited:
         hit = await _counters(app).hit(key, window)
         attempt.hits.append((key, hit))
         if hit.count > limit:
+            known.add(key, hit.ends)
             refused.append(hit.seconds_left())
     if refused:
         raise TooManyRequests(retry_after=max(refused))
@@ -78,6 +129,7 @@ async def login_succeeded(app: "Restify", attempt: Attempt) -> None:
     buys no extra guesses."""
     for key, hit in attempt.hits:
         if key.startswith("account:"):
+            blocked(app).forget(key)
             await _counters(app).clear(key)
         else:
             await _counters(app).take_back(hit)

@@ -29,6 +29,17 @@ async def test_parallel_wrong_passwords_cannot_pass_the_account_limit(api, resti
     assert right.status == 429  # the account is locked for the rest of the window, right password or not
 
 
+async def test_attempts_under_a_blocked_key_are_refused_without_a_database_write(api, restify, commands):
+    user = await api.register("Ann")
+    for _ in range(6):
+        await api.post("/api/login", {"email": user["email"], "password": "wrong"})
+    commands.reset()
+    answers = [await api.post("/api/login", {"email": user["email"], "password": PASSWORD}) for _ in range(20)]
+    assert {a.status for a in answers} == {429}
+    assert all(1 <= int(a.headers["Retry-After"]) <= 61 for a in answers)
+    assert [c for c in commands.commands if c[1] == "throttles"] == []  # counted once, then known here
+
+
 class TestSmallLimits:
     @pytest.fixture
     def config(self, config):

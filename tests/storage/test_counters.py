@@ -61,3 +61,18 @@ async def test_the_first_hit_of_a_window_sweeps_windows_that_ended(db):
     await counters.hit("account:ann", WINDOW, now=NOW)
     assert await db.collection("throttle").count(Filter(equals={"key": "address:old"})) == 0
     assert await db.collection("throttle").count(Filter(equals={"key": "account:ann"})) == 1
+
+
+async def test_fresh_keys_in_a_burst_sweep_once_a_minute_not_once_each(db):
+    from storage.counters import SWEEP_EVERY_SECONDS
+    counters = db.counters("throttle")
+    await counters.hit("address:old", WINDOW, now=NOW - 10 * WINDOW)
+    await counters.hit("account:first", WINDOW, now=NOW)  # sweeps address:old
+    await counters.hit("address:stale", WINDOW, now=NOW - 10 * WINDOW)  # an ended window, left for the next sweep
+    for n in range(20):  # a fresh key each time, as a client sending a new email with every request
+        await counters.hit(f"account:{n}", WINDOW, now=NOW + 1)
+    throttle = db.collection("throttle")
+    assert await throttle.count(Filter(equals={"key": "address:old"})) == 0
+    assert await throttle.count(Filter(equals={"key": "address:stale"})) == 1
+    await counters.hit("account:later", WINDOW, now=NOW + SWEEP_EVERY_SECONDS)
+    assert await throttle.count(Filter(equals={"key": "address:stale"})) == 0
