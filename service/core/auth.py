@@ -82,10 +82,11 @@ async def login(app: Restify, payload: dict[str, Any], context: Context) -> dict
     if errors:
         raise ValidationFailed(errors)
     resource = _users(app)
+    # Counted before anything else is read: a refused attempt costs no database read.
+    attempt = await ratelimit.login_attempt(app, email, context.extras.get("address"))
     user = await _find_by_email(app, resource, email)
     hashed = user.get("password") if user else None
-    if not await ratelimit.password_matches(app, email, context.extras.get("address"),
-                                            hashed if isinstance(hashed, str) else None, password):
+    if not await ratelimit.judge(app, attempt, hashed if isinstance(hashed, str) else None, password):
         raise Unauthenticated(BAD_CREDENTIALS)
     token = await create_token(app, user["id"])
     context.user = resource.model(user)

@@ -146,7 +146,11 @@ async def password_matches(app: "Restify", email: str, address: str | None, hash
     """A password check that counts as a login attempt: counted first (429 past a limit), then
     checked in the hashing lane. Login and the `current_password` rule both go through here, so a
     stolen token cannot guess its owner's password faster than a login form could."""
-    attempt = await login_attempt(app, email, address)
+    return await judge(app, await login_attempt(app, email, address), hashed, password)
+
+
+async def judge(app: "Restify", attempt: Attempt, hashed: str | None, password: str) -> bool:
+    """Checks the password of an attempt already counted, and settles the counts by the outcome."""
     try:
         accepted = await app.passwords.verify(hashed, password)
     except TooManyRequests:  # the hashing lane is full: the password was never checked
