@@ -15,7 +15,7 @@ from service.core.errors import Forbidden, NotFound, Unauthenticated, Validation
 from service.core.query import IndexQuery, check_parameter_names, parse_index, parse_related, relatable_per_page
 from service.core.registry import Resource
 from service.core.serializer import iso, resource_object, visible
-from service.core.validation import unique_message, validate_request
+from service.core.validation import canonical_references, unique_message, validate_request
 from storage import DuplicateKey, Filter, new_id
 
 
@@ -71,7 +71,7 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     query = parse_index(resource, fields, context.params, app.settings)
     # The policy's scope is inside the query: pages and the total count only readable records.
     where = app.registry.policies.restrict(resource.model, context.user, Filter(
-        equals=query.equals,
+        equals=canonical_references(app, fields, query.equals),
         search_fields=tuple(f.name for f in fields if f.is_searchable),
         search_text=query.search,
     ))
@@ -183,7 +183,7 @@ async def store(app: Restify, name: str, payload: dict[str, Any], context: Conte
     _authorize(app, resource, "store", context)
     await app.ready()
     fields = resource.fields(context)
-    values, pending = await validate_request(app, fields, payload, "store", files=files)
+    values, pending = await validate_request(app, fields, payload, "store", files=files, acting=context.user)
     for field in fields:
         if field.value_callback is not None:
             values[field.name] = field.value_callback(context)

@@ -55,6 +55,13 @@ def _references(app: "Restify", fields: list[Field], action: str) -> set[str]:
         for rule in compiled_rules(field, action).database_rules)}
 
 
+def canonical_references(app: "Restify", fields: list[Field], values: Mapping[str, Any]) -> dict[str, Any]:
+    """`values` (e.g. an index's exact filters) with ids of other records in their stored spelling, so a
+    filter finds what a write stored whatever case it was sent in."""
+    referring = _references(app, fields, "store")
+    return {name: _canonical_reference(value) if name in referring else value for name, value in values.items()}
+
+
 def _canonical_reference(value: Any) -> Any:
     """Ids in their stored spelling, one id or a list of them: any accepted spelling finds its record."""
     if isinstance(value, list):
@@ -102,7 +109,7 @@ async def validate(app: "Restify", fields: list[Field], payload: Mapping[str, An
         clean[field.name] = value
         checked.append((field, rules, value))
     for field, rules, value in checked:
-        message = await _database_rules(app, field, rules, value, record_id)
+        message = await _database_rules(app, field, rules, value, record_id, acting)
         if message:
             errors[field.name] = [message]
     changed = [field for field, rules, value in checked if rules.needs_current_password and field.name not in errors
@@ -120,30 +127,32 @@ async def validate(app: "Restify", fields: list[Field], payload: Mapping[str, An
 
 
 async def _database_rules(app: "Restify", field: Field, rules: FieldRules, value: Any,
-                          record_id: str | None) -> str | None:
+                          record_id: str | None, acting: Model | None) -> str | None:
     if value is None:
         return None
     for rule in rules.database_rules:
         collection, column = _target(rule, field)
-        found = await app.db.collection(collection).find_one(Filter(equals={column: value}))
-        if rule.name == "unique" and found is not None and found["id"] != record_id:
-            return rules.message("unique")
-        if rule.name == "exists" and found is None:
+        where = Filter(equals={column: value})
+        if rule.name == "unique":  # across every record, seen or not: the index holds them all
+            found = await app.db.collection(collection).find_one(where)
+            if found is not None and found["id"] != record_id:
+                return rules.message("unique")
+        elif rule.name == "exists" and await _visible(app, collection, where, acting) is None:
             return rules.message("exists")
     return None
 
 
-async def _current_password(app: "Restify", given: Any, acting: Model | None) -> str | None:
-    """Laravel's `current_password`: the acting user's own password, checked in the hashing lane."""
-    if not isinstance(given, str) or given == "":
-        return MESSAGES["required"].format(attribute="current password")
-    hashed = acting.attributes.get("password") if acting is not None else None
-    email = acting.attributes.get("email") if acting is not None else None
-    hashed = hashed if isinstance(hashed, str) else None
-    # Counted as a login attempt of the account, so a stolen token guesses no faster than a login form.
-    matches = await ratelimit.password_matches(app, email, None, hashed, given) if isinstance(email, str) \
-        else await app.passwords.verify(hashed, given)
-    return None if matches else MESSAGES["current_password"]
+async def _visible(app: "Restify", collection: str, where: Filter, acting: Model | None) -> dict[str, Any] | None:
+    """The record `where` finds if the acting user may read it (scope and `show`): `exists:` must not
+    tell a hidden record from a missing one. A collection no repository serves has no read rule."""
+    resource = next((r for r in app.registry.resources.values() if r.collection == collection), None)
+    if resource is None:
+        return await app.db.collection(collection).find_one(where)
+    policies = app.registry.policies
+    found = await app.db.collection(collection).find_one(policies.restrict(resource.model, acting, where))
+    if found is None or not policies.gate(resource.model, acting).shows(resource.model(found)):
+        return None
+    return found
 
 
 def _target(rule: Rule, field: Field) -> tuple[str, str]:

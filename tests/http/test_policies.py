@@ -415,3 +415,15 @@ async def test_a_malformed_or_failing_scope_reads_nothing_and_is_logged(api, rul
     assert (listed["data"], listed["meta"]["total"]) == ([], 0)
     assert (shown.status, shown.json) == (404, NOT_FOUND)
     assert "policy OwnedPolicy.scope failed; reading nothing" in caplog.text
+
+
+@pytest.mark.parametrize("hide_by", ["scope", "show"])
+async def test_exists_does_not_tell_a_hidden_record_from_a_missing_one(api, db, rules, drafts, bob, hide_by):
+    rules("posts", **HIDE_BY[hide_by])
+    answers = [await api.post(f"{PREFIX}/comments", {"body": "Found you", "post_id": post_id}, token=bob["token"])
+               for post_id in (drafts["draft"], MISSING_ID)]
+    assert [(a.status, a.json) for a in answers] == [
+        (422, {"message": "The given data was invalid.", "errors": {"post_id": ["The selected post id is invalid."]}})] * 2
+    assert await db.collection("comments").count(storage.Filter()) == 0
+    visible = await api.post(f"{PREFIX}/comments", {"body": "Hello", "post_id": drafts["published"]}, token=bob["token"])
+    assert visible.status == 201

@@ -49,3 +49,11 @@ async def test_values_that_are_not_references_keep_their_spelling(api, ann):
     title = "6650ABCDEF0123456789ABCD"  # looks like an id, but a title is text
     created = await api.post(POSTS, {"title": title}, token=ann["token"])
     assert created.json["data"]["attributes"]["title"] == title
+
+
+async def test_a_filter_on_a_reference_finds_it_in_any_case(api, ann):
+    post = (await api.post(POSTS, {"title": "Hello"}, token=ann["token"])).json["data"]["id"]
+    await comment_on(api, ann, post)
+    for spelling in (post, post.upper()):
+        response = await api.get(url(COMMENTS, post_id=spelling))
+        assert (response.status, [c["attributes"]["post_id"] for c in response.json["data"]]) == (200, [post])
