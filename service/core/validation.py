@@ -155,6 +155,20 @@ async def _visible(app: "Restify", collection: str, where: Filter, acting: Model
     return found
 
 
+async def _current_password(app: "Restify", given: Any, acting: Model | None) -> str | None:
+    """Laravel's `current_password`: the acting user's own password, checked in the hashing lane."""
+    if not isinstance(given, str) or given == "":
+        return MESSAGES["required"].format(attribute="current password")
+    hashed = acting.attributes.get("password") if acting is not None else None
+    email = acting.attributes.get("email") if acting is not None else None
+    hashed = hashed if isinstance(hashed, str) else None
+    # Counted as a login attempt of the account, so a stolen token guesses no faster than a login form.
+    matches = await ratelimit.password_matches(app, email, None, hashed, given) if isinstance(email, str) \
+        else await app.passwords.verify(hashed, given)
+    return None if matches else MESSAGES["current_password"]
+
+
+
 def _target(rule: Rule, field: Field) -> tuple[str, str]:
     collection = rule.params[0]
     default_column = field.name if rule.name == "unique" else "id"
