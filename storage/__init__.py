@@ -4,8 +4,9 @@ Everything above it speaks in plain values: ids are strings, filters are
 `Filter` objects, documents are dicts whose `_id` has become `id`.
 
 Exceptions raised here:
-    StorageError -> DuplicateKey | Unavailable | Unstorable
+    StorageError -> DuplicateKey | Unavailable | Unstorable | ChangesUnsupported | HistoryLost
 """
+from storage.changes import Change, ChangesUnsupported, HistoryLost, Watcher
 from storage.client import Database, connect
 from storage.collection import Collection
 from storage.embedded import EmbeddedServer
@@ -15,6 +16,8 @@ from storage.filters import Filter
 from storage.ids import is_valid_id, new_id
 
 __all__ = [
+    "Change",
+    "ChangesUnsupported",
     "Collection",
     "Database",
     "DuplicateKey",
@@ -22,10 +25,12 @@ __all__ = [
     "Disk",
     "Filter",
     "GridFSDisk",
+    "HistoryLost",
     "LocalDisk",
     "StorageError",
     "Unavailable",
     "Unstorable",
+    "Watcher",
     "connect",
     "is_valid_id",
     "new_id",

@@ -5,6 +5,7 @@ from motor.motor_asyncio import AsyncIOMotorClient
 from pymongo import monitoring
 from pymongo.uri_parser import parse_uri
 
+from storage.changes import Change, Watcher, catch_up
 from storage.collection import Collection
 from storage.files import GridFSDisk
 from storage.guard import unavailable_as_error
@@ -25,11 +26,22 @@ class Database:
         )
         self._db = self._client[self.name]
         self._collections: dict[str, Collection] = {}
+        self._watchers: dict[str, Watcher] = {}
 
     def collection(self, name: str) -> Collection:
         if name not in self._collections:
             self._collections[name] = Collection(self._db[name])
         return self._collections[name]
+
+    def watcher(self, name: str, idle_seconds: float = 0.05, pre_images: bool = False) -> Watcher:
+        """The one change-stream watcher of collection `name` in this process."""
+        if name not in self._watchers:
+            self._watchers[name] = Watcher(self._db[name], idle_seconds, pre_images)
+        return self._watchers[name]
+
+    async def changes_since(self, name: str, token: str, limit: int = 1000, pre_images: bool = False) -> list[Change]:
+        """The changes to `name` after `token`, up to now (HistoryLost for a token it cannot resume)."""
+        return await catch_up(self._db[name], token, limit, pre_images)
 
     def gridfs(self, bucket: str = "files") -> "GridFSDisk":
         return GridFSDisk(self._db, bucket)
