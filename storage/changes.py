@@ -159,8 +159,10 @@ class Watcher:
 
     async def listen(self, listener: Listener) -> None:
         """Adds a listener and returns once the stream is open: every change made after this
-        returns reaches it. ChangesUnsupported when the database has no change streams."""
-        self._listeners.append(listener)
+        returns reaches it (listening twice is listening once). ChangesUnsupported when the
+        database has no change streams; Unavailable when it cannot be reached."""
+        if listener not in self._listeners:
+            self._listeners.append(listener)
         if self._task is None or self._task.done():
             self._opened = asyncio.get_running_loop().create_future()
             self._task = asyncio.create_task(self._run(self._opened))

@@ -8,6 +8,7 @@ from tornado.web import Application, RequestHandler
 
 from service.core.app import Restify
 from service.http.base import NotFoundHandler
+from service.http.events import events_routes
 from service.http.handlers import (
     CollectionHandler, CollectionUploadHandler, LoginHandler, LogoutHandler, ProfileHandler, ProfileUploadHandler,
     RecordHandler, RecordUploadHandler, RegisterHandler,
@@ -42,7 +43,7 @@ def rest_routes(app: Restify) -> list[tuple]:
 def make_app(app: Restify, graphql: GraphQLService | None = None, **settings: object) -> Application:
     """The whole service; pass `graphql` to keep a handle for reloading its schema."""
     return Application(
-        rest_routes(app) + graphql_routes(app, graphql) + mcp_routes(app),
+        events_routes(app) + rest_routes(app) + graphql_routes(app, graphql) + mcp_routes(app),
         default_handler_class=NotFoundHandler,
         default_handler_args={"app": app},
         **{"log_function": log_request, **settings},

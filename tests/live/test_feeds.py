@@ -1,0 +1,38 @@
+"""The feeds of the operations layer, without a door: limits that a door only reports."""
+import asyncio
+
+import pytest
+
+from service.core.context import Context
+from service.core.feeds import ConsumerTooSlow, feeds
+
+WAIT = 10.0
+
+
+@pytest.mark.parametrize("config", [{"max_queue": 2}], indirect=True)
+async def test_a_subscriber_that_does_not_keep_up_is_dropped_not_buffered(restify, db):
+    guest = Context(door="rest", extras={"address": "127.0.0.1"})
+    subscription = await feeds(restify).subscribe("posts", guest)
+    for title in "abc":
+        await db.collection("posts").insert({"title": title})
+
+    async def dropped() -> None:
+        while subscription.ended is None:
+            await asyncio.sleep(0.01)
+    await asyncio.wait_for(dropped(), WAIT)
+    with pytest.raises(ConsumerTooSlow):
+        await subscription.next()
+    assert feeds(restify).count() == 0  # its place is freed at once
+
+
+async def test_the_watcher_runs_only_while_someone_listens(restify):
+    guest = Context(door="rest", extras={"address": "127.0.0.1"})
+    first = await feeds(restify).subscribe("posts", guest)
+    second = await feeds(restify).subscribe("posts", guest)
+    watcher = restify.db.watcher("posts")
+    assert watcher.listening
+    first.close()
+    assert watcher.listening
+    second.close()
+    assert not watcher.listening
+    await watcher.stopped()
