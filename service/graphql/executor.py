@@ -21,6 +21,7 @@ from service.graphql.fast import PlainFieldExecutor
 from service.graphql.generator import build_schema_objects, exposed, lower_first
 from service.graphql.limits import Measure
 from service.graphql.resolvers import RepositoryResolvers, relation_resolver
+from service.graphql.subscriptions import bind_subscriptions
 
 log = logging.getLogger("restify.graphql")
 CACHE_SIZE = 512
@@ -103,6 +104,7 @@ class GraphQLEndpoint:
             self.list_fields.add(f"{name}List")
             if resource is self.app.user_resource:
                 _set(query, "me", lambda _, info, r=resolvers: r.me(info))
+        bind_subscriptions(self.app, self.schema, exposed(self.app.registry, self.config))
 
     def _document(self, query: str) -> Any:
         """(document, errors) for a query text, cached: validation costs far more than execution."""
