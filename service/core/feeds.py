@@ -197,11 +197,18 @@ class Feeds:
     """Every live subscription of one application in this process."""
 
     def __init__(self, app: Restify) -> None:
-        self.app = app
+        self._app = weakref.ref(app)  # held weakly: the feeds live as long as their application
         self._channels: dict[str, _Channel] = {}
         self._by_owner: dict[str, int] = {}
         self._by_token: dict[str, set[Subscription]] = {}
         self._expiries: dict[Subscription, asyncio.TimerHandle] = {}
+
+    @property
+    def app(self) -> Restify:
+        app = self._app()
+        if app is None:  # pragma: no cover - a subscription outlived its application
+            raise RuntimeError("the application of these feeds is gone")
+        return app
 
     def _watcher(self, collection: str) -> Any:
         idle = float(_setting(self.app, "idle_ms", 50)) / 1000
