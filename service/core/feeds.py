@@ -97,6 +97,16 @@ class Subscription:
             raise self.ended  # dropped or revoked: what is still queued is not theirs to read
         return self._queue.popleft()
 
+    async def next_batch(self, timeout: float | None = None) -> list[Event]:
+        """Every event waiting (at least one), or [] after `timeout` seconds: a door that can send
+        them together pays one write for all."""
+        first = await self.next(timeout)
+        if first is None:
+            return []
+        batch = [first, *self._queue]
+        self._queue.clear()
+        return batch
+
     def close(self) -> None:
         """The subscriber left: wakes a reader still waiting, and frees the subscription's place."""
         self.end(FeedEnded())

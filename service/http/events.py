@@ -46,11 +46,11 @@ class EventsHandler(JsonHandler):
             await self._send(b": live\n\n")
             while True:
                 try:
-                    event = await self.subscription.next(heartbeat)
+                    events = await self.subscription.next_batch(heartbeat)
                 except FeedEnded as ended:
                     await self._send(frame("error", {"message": ended.message, "code": ended.code}))
                     break
-                await self._send(b": keep-alive\n\n" if event is None else event_frame(event))
+                await self._send(b"".join(map(event_frame, events)) if events else b": keep-alive\n\n")
         except StreamClosedError:
             return
         finally:

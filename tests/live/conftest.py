@@ -18,6 +18,15 @@ def config(config, request):
 
 
 @pytest.fixture
+def published_or_own(registry):
+    """Posts: anyone sees published ones, a user also their own drafts."""
+    policy = registry.policies.for_model(registry.get("posts").model)
+    policy.show = lambda user, record: bool(record.published) or (user is not None and record.user_id == user.id)
+    yield
+    del policy.show
+
+
+@pytest.fixture
 def base_url(app, http_server, http_server_port):
     return f"http://127.0.0.1:{http_server_port[1]}"
 

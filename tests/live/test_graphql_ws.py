@@ -90,14 +90,6 @@ async def test_filter_and_id_arguments_choose_records(api, restify, base_url, an
         await one.close()
 
 
-@pytest.fixture
-def published_or_own(registry):
-    policy = registry.policies.for_model(registry.get("posts").model)
-    policy.show = lambda user, record: bool(record.published) or (user is not None and record.user_id == user.id)
-    yield
-    del policy.show
-
-
 async def test_each_subscriber_gets_only_what_show_allows_them(api, restify, base_url, ann, bob, published_or_own):
     async with session(base_url, bob["token"]) as client:
         stream, first = await open_stream(restify, client)

@@ -125,15 +125,6 @@ async def test_a_bad_token_is_a_401(feeds):
 
 
 # -- policies, per subscriber and per event ------------------------------------------------------
-@pytest.fixture
-def published_or_own(registry):
-    """Posts: anyone sees published ones, a user also their own drafts (show and scope agree)."""
-    policy = registry.policies.for_model(registry.get("posts").model)
-    policy.show = lambda user, record: bool(record.published) or (user is not None and record.user_id == user.id)
-    yield
-    del policy.show
-
-
 async def test_a_subscriber_sees_only_what_show_allows_them(api, feeds, ann, bob, published_or_own):
     hers = await feeds(f"{PREFIX}/posts/events", token=ann["token"])
     his = await feeds(f"{PREFIX}/posts/events", token=bob["token"])
