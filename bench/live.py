@@ -31,7 +31,7 @@ from storage.embedded import free_port
 HOST = "127.0.0.1"
 PREFIX = "/api/restify"
 SSE_ID = re.compile(rb'^data: \{"data":\{"id":"([0-9a-f]{24})"')
-WS_ID = re.compile(r'"postChanged": \{"id": "([0-9a-f]{24})"')
+WS_ID = re.compile(r'"postChanged":\s*\{"id":\s*"([0-9a-f]{24})"')
 SUBSCRIPTION = "subscription { postChanged { id operation record { id title } } }"
 
 

@@ -22,7 +22,9 @@ from service.core.errors import BadRequest, RestifyError, TooManyRequests, from_
 from service.core.feeds import AccessRevoked, ConsumerTooSlow
 from service.core.models import Model
 from service.graphql.executor import _error_body
+from service.graphql.fast import PlainFieldExecutor
 from service.graphql.service import GraphQLService
+from service.http.base import encode_json
 
 PROTOCOL = "graphql-transport-ws"
 INIT_TIMEOUT = 10.0
@@ -168,7 +170,8 @@ class GraphQLSocket(WebSocketHandler):
             self._send({"id": id, "type": "complete"})
             return
         stream = subscribe(endpoint.schema, document, context_value={"context": context},
-                           variable_values=variables if isinstance(variables, dict) else None, operation_name=name)
+                           variable_values=variables if isinstance(variables, dict) else None, operation_name=name,
+                           executor_class=PlainFieldExecutor)  # each event is executed once per subscriber
         if asyncio.iscoroutine(stream) or isinstance(stream, asyncio.Future):
             stream = await stream
         if isinstance(stream, ExecutionResult):
@@ -186,7 +189,7 @@ class GraphQLSocket(WebSocketHandler):
         """Sends a message; the result resolves once it is written (awaiting it is optional)."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         try:
-            written = self.write_message(json.dumps(message))
+            written = self.write_message(encode_json(message))
         except WebSocketClosedError:
             done.set_result(None)
             return done
