@@ -5,6 +5,7 @@ import pytest
 
 from service.core.context import Context
 from service.core.feeds import ConsumerTooSlow, feeds
+from storage import Change
 
 WAIT = 10.0
 
@@ -36,3 +37,20 @@ async def test_the_watcher_runs_only_while_someone_listens(restify):
     second.close()
     assert not watcher.listening
     await watcher.stopped()
+
+
+async def test_without_a_pre_image_a_delete_reaches_only_subscribers_the_record_was_sent_to(restify, db):
+    """MongoDB without pre-images gives a delete no document: the ids sent decide, so ids never leak."""
+    guest = Context(door="rest", extras={"address": "127.0.0.1"})
+    subscription = await feeds(restify).subscribe("posts", guest)
+    try:
+        sent = await db.collection("posts").insert({"title": "seen"})
+        event = await subscription.next(WAIT)
+        assert (event.kind, event.id) == ("created", sent["id"])
+        never_sent = "0123456789abcdef01234567"
+        assert await subscription.judge(Change("delete", never_sent, "t1", None), {}) is None
+        deleted = await subscription.judge(Change("delete", sent["id"], "t2", None), {})
+        assert (deleted.kind, deleted.body) == ("deleted", {"data": {"id": sent["id"], "type": "posts"}})
+        assert await subscription.judge(Change("delete", sent["id"], "t3", None), {}) is None  # once
+    finally:
+        subscription.close()

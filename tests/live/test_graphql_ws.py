@@ -198,3 +198,8 @@ async def test_a_consumer_too_slow_to_keep_up_is_closed_with_4503(restify, db, b
                 break
         code, reason = await closed(ws)
     assert (code, reason) == (4503, "Too slow: the subscriber did not keep up with the changes")
+
+
+async def test_another_subprotocol_is_closed_with_4406(base_url):
+    ws = await websockets.connect(socket_url(base_url), subprotocols=["graphql-ws", PROTOCOL + "-old"])
+    assert await closed(ws) == (4406, "Subprotocol not acceptable")

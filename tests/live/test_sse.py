@@ -217,3 +217,23 @@ async def test_a_comment_line_keeps_an_idle_stream_open(client, ann):
         assert await lines.__anext__() == ": live"
         assert await lines.__anext__() == ""
         assert await lines.__anext__() == ": keep-alive"
+
+
+@pytest.mark.parametrize("config", [{"ticket_seconds": -1}], indirect=True)
+async def test_an_expired_ticket_is_refused(api, feeds, ann):
+    ticket = (await api.post(f"{PREFIX}/posts/events/ticket", token=ann["token"])).json["data"]["ticket"]
+    feed = await feeds(f"{PREFIX}/posts/events?ticket={ticket}")
+    assert (feed.response.status_code, await feed.body()) == (401, UNAUTHENTICATED)
+
+
+@pytest.fixture
+def short_tokens(config):
+    config["auth"]["token_ttl"] = 1
+    return config
+
+
+async def test_a_token_that_expires_ends_the_stream(short_tokens, feeds, ann):
+    feed = await feeds(f"{PREFIX}/posts/events", token=ann["token"])
+    assert feed.response.status_code == 200
+    event = await feed.next()
+    assert (event.event, data(event)["code"]) == ("error", "UNAUTHENTICATED")
