@@ -38,6 +38,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     # GraphQL work is bounded by the document's size before any of it runs (depth and cost limits,
     # which need the schema, are in graphql.toml [schema]).
     "graphql": {"max_query_bytes": 16_384, "max_tokens": 2000, "max_selections": 1000},
+    # Live changes (SSE and GraphQL subscriptions): see the README's "Live changes".
+    "live": {"heartbeat_seconds": 15, "max_per_user": 10, "max_per_connection": 20, "max_queue": 100,
+             "max_sent_ids": 10_000, "max_catch_up": 1000, "idle_ms": 50, "ticket_seconds": 60,
+             "pre_images": False},
     # MCP at /mcp: the Host/Origin headers accepted (DNS-rebinding protection); "host:*" allows any
     # port, and "*" in allowed_hosts turns the check off (for a proxy that checks hosts itself).
     "mcp": {"allowed_hosts": ["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"],

@@ -4,8 +4,9 @@ Everything above it speaks in plain values: ids are strings, filters are
 `Filter` objects, documents are dicts whose `_id` has become `id`.
 
 Exceptions raised here:
-    StorageError -> DuplicateKey | Unavailable | Unstorable
+    StorageError -> DuplicateKey | Unavailable | Unstorable | ChangesUnsupported | HistoryLost
 """
+from storage.changes import Change, ChangesUnsupported, HistoryLost, Watcher
 from storage.client import Database, connect, database_name
 from storage.collection import Collection
 from storage.counters import Counters, Hit
@@ -16,6 +17,8 @@ from storage.filters import Filter
 from storage.ids import canonical_id, is_valid_id, new_id
 
 __all__ = [
+    "Change",
+    "ChangesUnsupported",
     "Collection",
     "Counters",
     "Database",
@@ -25,11 +28,13 @@ __all__ = [
     "Filter",
     "GridFSDisk",
     "Hit",
+    "HistoryLost",
     "LocalDisk",
     "StorageError",
     "StoredFile",
     "Unavailable",
     "Unstorable",
+    "Watcher",
     "canonical_id",
     "connect",
     "database_name",

@@ -10,6 +10,7 @@ from motor.motor_asyncio import AsyncIOMotorClient
 from pymongo import monitoring
 from pymongo.uri_parser import parse_uri
 
+from storage.changes import Change, Watcher, catch_up
 from storage.collection import Collection
 from storage.counters import Counters
 from storage.files import GridFSDisk
@@ -39,6 +40,7 @@ class Database:
         self._client = AsyncIOMotorClient(uri, event_listeners=listeners or [], tz_aware=True, **bounds)
         self._db = self._client[self.name]
         self._collections: dict[str, Collection] = {}
+        self._watchers: dict[str, Watcher] = {}
 
     def collection(self, name: str) -> Collection:
         if name not in self._collections:
@@ -48,6 +50,15 @@ class Database:
     def counters(self, name: str) -> Counters:
         """Atomic fixed-window counters kept in the collection `name` (throttles)."""
         return Counters(self._db[name])
+    def watcher(self, name: str, idle_seconds: float = 0.05, pre_images: bool = False) -> Watcher:
+        """The one change-stream watcher of collection `name` in this process."""
+        if name not in self._watchers:
+            self._watchers[name] = Watcher(self._db[name], idle_seconds, pre_images)
+        return self._watchers[name]
+
+    async def changes_since(self, name: str, token: str, limit: int = 1000, pre_images: bool = False) -> list[Change]:
+        """The changes to `name` after `token`, up to now (HistoryLost for a token it cannot resume)."""
+        return await catch_up(self._db[name], token, limit, pre_images)
 
     def gridfs(self, bucket: str = "files") -> "GridFSDisk":
         return GridFSDisk(self._db, bucket)

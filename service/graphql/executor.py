@@ -30,6 +30,7 @@ from service.graphql.limits import Measure, Size
 from service.graphql.resolvers import RepositoryResolvers, relation_resolver
 from service.graphql.scalars import bind_scalars
 from service.graphql.validation import refusal_body, validation_errors
+from service.graphql.subscriptions import bind_subscriptions
 
 log = logging.getLogger("restify.graphql")
 CACHE_SIZE = 512
@@ -133,6 +134,7 @@ class GraphQLEndpoint:
             self.list_fields.add(f"{name}List")
             if resource is self.app.user_resource:
                 _set(query, "me", lambda _, info, r=resolvers: r.me(info))
+        bind_subscriptions(self.app, self.schema, exposed(self.app.registry, self.config))
 
     async def prepared(self, query: str) -> Prepared:
         """The cached preparation of a query text; requests for a text being prepared wait for it."""

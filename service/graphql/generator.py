@@ -2,8 +2,9 @@
 
 Per repository of model `<Type>`: `type <Type>`, `input <Type>Input`, the queries
 `<type>` and `<type>List`, the mutations `create<Type>`, `update<Type>`, `delete<Type>`,
-and one field per exposed relation; `me` when the user repository is in the schema. Printed sorted, so the same repositories always
-give byte-identical SDL.
+the subscription `<type>Changed` (service/graphql/subscriptions.py), and one field per exposed
+relation; `me` when the user repository is in the schema. Printed sorted, so the same repositories
+always give byte-identical SDL.
 """
 import math
 import re
@@ -25,6 +26,7 @@ from service.core.schemas import CURRENT_PASSWORD, asks_current_password
 from service.core.validation import writable
 from service.graphql.config import GraphQLConfig
 from service.graphql.scalars import GraphQLLong
+from service.graphql.subscriptions import subscription_fields
 
 SCALARS = {"String": GraphQLString, "Int": GraphQLInt, "Float": GraphQLFloat, "Boolean": GraphQLBoolean,
            "ID": GraphQLID, "Long": GraphQLLong}
@@ -105,9 +107,12 @@ class SchemaBuilder:
             query["me"] = GraphQLField(self.objects[self.profile])  # the profile: the token user's own record
         if not query:
             query["_empty"] = GraphQLField(GraphQLBoolean, description="There are no repositories in the schema.")
+        subscription = subscription_fields(self.resources, self.objects, self._fields,
+                                           lambda f: _scalar(f, self.config))
         return GraphQLSchema(
             GraphQLObjectType("Query", query),
             GraphQLObjectType("Mutation", mutation) if mutation else None,
+            GraphQLObjectType("Subscription", subscription) if subscription else None,
         )
 
     def _fields(self, resource: Resource) -> list[Field]:

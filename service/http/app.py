@@ -8,6 +8,7 @@ from service.core.app import Restify
 from service.http.access import Observer
 from service.http.base import NotFoundHandler
 from service.http.connections import TimedHTTPServer
+from service.http.events import events_routes
 from service.http.handlers import (
     CollectionHandler, CollectionUploadHandler, LoginHandler, LogoutHandler, ProfileHandler, ProfileUploadHandler,
     RecordHandler, RecordUploadHandler, RegisterHandler,
@@ -57,7 +58,7 @@ def rest_routes(app: Restify) -> list[tuple]:
 
 def _named(rules: list[tuple]) -> list[tuple]:
     """Names a rule without a name by its (literal) path, e.g. `/graphql`, `/mcp`."""
-    return [rule if len(rule) == 4 else (*rule, rule[0]) for rule in rules]
+    return [rule if not isinstance(rule, tuple) or len(rule) == 4 else (*rule, rule[0]) for rule in rules]
 
 
 def make_app(app: Restify, graphql: GraphQLService | None = None, **settings: object) -> Application:
@@ -65,7 +66,9 @@ def make_app(app: Restify, graphql: GraphQLService | None = None, **settings: ob
     observer = Observer(Metrics() if metrics_enabled(app.settings) else None)
     application = Application(
         # Health first: a prefix of "/" must not turn /healthz into a repository name.
-        ops_routes(app, observer.metrics) + rest_routes(app) + _named(graphql_routes(app, graphql) + mcp_routes(app)),
+        # Events before the record routes, which would take `events` for an id.
+        ops_routes(app, observer.metrics) + events_routes(app) + rest_routes(app)
+        + _named(graphql_routes(app, graphql) + mcp_routes(app)),
         default_handler_class=NotFoundHandler,
         default_handler_args={"app": app},
         **{"log_function": observer, **settings},

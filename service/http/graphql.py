@@ -7,6 +7,7 @@ from typing import Any
 from service.core.app import Restify
 from service.core.errors import UriTooLong
 from service.graphql.service import GraphQLService
+from service.graphql.websocket import websocket_routes
 from service.http.base import JsonHandler, decode_json
 
 
@@ -41,7 +42,8 @@ class GraphQLHandler(JsonHandler):
 
 
 def graphql_routes(app: Restify, graphql: GraphQLService | None = None, path: str | None = None) -> list[tuple]:
-    """URL specs serving GraphQL; add them to any Tornado application."""
+    """URL specs serving GraphQL (WebSocket upgrades first, for subscriptions); add them to any
+    Tornado application."""
     graphql = graphql or GraphQLService(app)
     path = path or graphql.config.get("schema", "endpoint")
-    return [(path, GraphQLHandler, {"app": app, "graphql": graphql})]
+    return [*websocket_routes(app, graphql, path), (path, GraphQLHandler, {"app": app, "graphql": graphql})]

@@ -136,9 +136,23 @@ def test_generated_sdl_survives_the_build_print_round_trip(registry):
 
 
 def test_schema_has_one_object_type_and_one_input_type_per_repository_and_the_root_types(registry):
-    assert blocks(sdl(registry)) == ["type Comment", "input CommentInput", "type Mutation", "type Post",
-                                     "input PostInput", "type Query", "type Tag", "input TagInput", "type User",
-                                     "input UserInput"]
+    assert blocks(sdl(registry)) == [
+        "enum ChangeOperation", "type Comment", "type CommentChange", "input CommentFilter", "input CommentInput",
+        "type Mutation", "type Post", "type PostChange", "input PostFilter", "input PostInput", "type Query",
+        "type Subscription", "type Tag", "type TagChange", "input TagInput", "type User", "type UserChange",
+        "input UserFilter", "input UserInput"]
+
+
+def test_subscriptions_are_one_changed_field_per_repository_filtered_by_its_matchable_fields(registry):
+    text = sdl(registry)
+    assert members(text, "type", "Subscription") == [
+        "commentChanged(filter: CommentFilter, id: ID): CommentChange!",
+        "postChanged(filter: PostFilter, id: ID): PostChange!",
+        "tagChanged(id: ID): TagChange!",  # tags have no matchable field: no filter argument
+        "userChanged(filter: UserFilter, id: ID): UserChange!"]
+    assert members(text, "input", "PostFilter") == ["published: Boolean", "user_id: String"]
+    assert members(text, "type", "PostChange") == ["id: ID!", "operation: ChangeOperation!", "record: Post"]
+    assert members(text, "enum", "ChangeOperation") == ["CREATED", "DELETED", "UPDATED"]
 
 
 @pytest.mark.parametrize("type_name", sorted(SCALAR_MEMBERS))
@@ -240,22 +254,30 @@ def test_type_mapping_to_an_unknown_scalar_is_a_declaration_error(registry):
 # -- repositories, schema options -----------------------------------------------------------------
 
 def test_include_keeps_only_the_named_repositories_and_drops_relations_to_the_others(registry):
+    change = "type {0}Change {{\n  id: ID!\n  operation: ChangeOperation!\n  record: {0}\n}}"
     assert sdl(registry, repositories={"include": ["posts", "tags"]}) == "\n\n".join([
         LONG_SDL,
+        "enum ChangeOperation {\n  CREATED\n  DELETED\n  UPDATED\n}",
         "type Mutation {\n" + "".join(f"  {m}\n" for m in sorted(mutations_of("Post") + mutations_of("Tag"))) + "}",
         "type Post {\n" + "".join(f"  {m}\n" for m in sorted(SCALAR_MEMBERS["Post"]
                                                                + ["tags(first: Int = 15): [Tag!]!"])) + "}",
+        change.format("Post"),
+        "input PostFilter {\n  published: Boolean\n  user_id: String\n}",
         "input PostInput {\n" + "".join(f"  {m}\n" for m in INPUT_MEMBERS["Post"]) + "}",
         "type Query {\n" + "".join(f"  {m}\n" for m in sorted(queries_of("Post") + queries_of("Tag"))) + "}",
+        "type Subscription {\n  postChanged(filter: PostFilter, id: ID): PostChange!\n  tagChanged(id: ID): TagChange!\n}",
         "type Tag {\n" + "".join(f"  {m}\n" for m in SCALAR_MEMBERS["Tag"]) + "}",
+        change.format("Tag"),
         "input TagInput {\n  name: String\n}",
     ]) + "\n"
 
 
 def test_exclude_removes_a_repository_and_every_relation_to_it(registry):
     text = sdl(registry, repositories={"exclude": ["users"]})
-    assert blocks(text) == ["type Comment", "input CommentInput", "type Mutation", "type Post", "input PostInput",
-                            "type Query", "type Tag", "input TagInput"]
+    assert [b for b in blocks(text) if "Change" not in b and "Filter" not in b and "Subscription" not in b] == [
+        "type Comment", "input CommentInput", "type Mutation", "type Post", "input PostInput", "type Query",
+        "type Tag", "input TagInput"]
+    assert "userChanged" not in text and "UserChange" not in text
     assert members(text, "type", "Comment") == sorted(SCALAR_MEMBERS["Comment"] + ["post: Post"])
     assert members(text, "type", "Post") == sorted(SCALAR_MEMBERS["Post"] + ["comments(first: Int = 15): [Comment!]!",
                                                                              "tags(first: Int = 15): [Tag!]!"])

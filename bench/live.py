@@ -1,0 +1,302 @@
+"""Live changes under load: N SSE subscribers and M GraphQL subscribers on one `restify serve`
+process while writes run at a steady rate.
+
+    python -m bench.live                               # 1,000 SSE + 200 GraphQL, 10 writes/s for 10 s
+    python -m bench.live --sse 100 --graphql 20 --rate 5 --duration 5    # a quick look
+
+Reports the delay from a write's acknowledgement (the 201 reaching the writer) to its delivery
+to each subscriber (p50, p99, max), the server's memory per subscriber (RSS before and after they
+connect), and the write throughput of closed-loop writers without and with the subscribers.
+The subscribers run in a process of their own (their reading would slow the writers' loop), and
+times come from the monotonic clock, which both processes share. A measurement, not a test.
+"""
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+
+import httpx
+import websockets
+
+from bench.load import _percentile
+from bench.procs import Workspace, cpu_seconds, in_workspace
+from storage.embedded import free_port
+
+HOST = "127.0.0.1"
+PREFIX = "/api/restify"
+SSE_ID = re.compile(rb'^data: \{"data":\{"id":"([0-9a-f]{24})"')
+WS_ID = re.compile(r'"postChanged":\s*\{"id":\s*"([0-9a-f]{24})"')
+SUBSCRIPTION = "subscription { postChanged { id operation record { id title } } }"
+
+
+@dataclass
+class Deliveries:
+    acked: dict[str, float] = field(default_factory=dict)                      # post id -> ack time
+    received: dict[str, list[tuple[str, float]]] = field(default_factory=dict)  # post id -> (kind, time)
+
+    def got(self, kind: str, post_id: str) -> None:
+        self.received.setdefault(post_id, []).append((kind, time.monotonic()))
+
+
+def _rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as handle:
+        return next(int(line.split()[1]) for line in handle if line.startswith("VmRSS:"))
+
+
+async def _sse_subscriber(port: int, token: str, ready: asyncio.Event, deliveries: Deliveries,
+                          opened: list[int]) -> None:
+    reader, writer = await asyncio.open_connection(HOST, port, limit=1 << 20)
+    writer.write(f"GET {PREFIX}/posts/events HTTP/1.1\r\nHost: {HOST}\r\nAuthorization: Bearer {token}\r\n"
+                 "Accept: text/event-stream\r\n\r\n".encode())
+    await writer.drain()
+    status = await reader.readline()
+    if b" 200 " not in status:
+        raise RuntimeError(f"SSE subscription refused: {status!r}")
+    opened.append(1)
+    if len(opened) == ready.total:  # type: ignore[attr-defined]
+        ready.set()
+    try:
+        while True:
+            line = await reader.readline()
+            if not line:
+                return
+            found = SSE_ID.match(line)
+            if found:
+                deliveries.got("sse", found.group(1).decode())
+    finally:
+        writer.close()
+
+
+async def _graphql_subscriber(port: int, token: str, ready: asyncio.Event, deliveries: Deliveries,
+                              opened: list[int]) -> None:
+    async with websockets.connect(f"ws://{HOST}:{port}/graphql", subprotocols=["graphql-transport-ws"],
+                                  max_size=None, ping_interval=None) as ws:
+        await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}))
+        if json.loads(await ws.recv())["type"] != "connection_ack":
+            raise RuntimeError("GraphQL connection refused")
+        await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": SUBSCRIPTION}}))
+        opened.append(1)
+        if len(opened) == ready.total:  # type: ignore[attr-defined]
+            ready.set()
+        async for message in ws:
+            found = WS_ID.search(message if isinstance(message, str) else message.decode())
+            if found:
+                deliveries.got("graphql", found.group(1))
+
+
+async def _register(client: httpx.AsyncClient, number: int) -> str:
+    password = "secret-pass"
+    response = await client.post("/api/register", json={
+        "name": f"Live {number}", "email": f"live{number}@example.com", "password": password,
+        "password_confirmation": password})
+    response.raise_for_status()
+    return response.json()["meta"]["token"]
+
+
+async def _write(client: httpx.AsyncClient, token: str, title: str) -> str:
+    response = await client.post(f"{PREFIX}/posts", json={"title": title},
+                                 headers={"Authorization": f"Bearer {token}"})
+    response.raise_for_status()
+    return response.json()["data"]["id"]
+
+
+async def _closed_loop(client: httpx.AsyncClient, token: str, writers: int, seconds: float) -> float:
+    """Writes per second that `writers` back-to-back writers reach."""
+    stop_at = time.monotonic() + seconds
+    done = [0]
+
+    async def writer(number: int) -> None:
+        while time.monotonic() < stop_at:
+            await _write(client, token, f"burst {number}")
+            done[0] += 1
+    started = time.monotonic()
+    await asyncio.gather(*(writer(n) for n in range(writers)))
+    return done[0] / (time.monotonic() - started)
+
+
+async def _steady(client: httpx.AsyncClient, token: str, rate: float, seconds: float,
+                  deliveries: Deliveries) -> None:
+    """One write every 1/rate seconds, each on its own task, so a slow answer does not slow the pace."""
+    interval, pending = 1.0 / rate, []
+    start = time.monotonic()
+
+    async def one(number: int) -> None:
+        post_id = await _write(client, token, f"steady {number}")
+        deliveries.acked[post_id] = time.monotonic()
+    for number in range(int(rate * seconds)):
+        await asyncio.sleep(max(0.0, start + number * interval - time.monotonic()))
+        pending.append(asyncio.create_task(one(number)))
+    await asyncio.gather(*pending)
+
+
+def _delays(deliveries: Deliveries, kind: str) -> tuple[list[float], int]:
+    delays, missing = [], 0
+    for post_id, acked in deliveries.acked.items():
+        times = [t for k, t in deliveries.received.get(post_id, []) if k == kind]
+        delays.extend((t - acked) * 1000 for t in times)
+        missing += 0 if times else 1
+    return sorted(delays), missing
+
+
+def _line(name: str, delays: list[float], expected: int) -> str:
+    if not delays:
+        return f"  {name:<8} no deliveries"
+    return (f"  {name:<8} {len(delays):>7} of {expected:>7} delivered   p50 {_percentile(delays, 0.5):7.1f} ms   "
+            f"p99 {_percentile(delays, 0.99):7.1f} ms   max {delays[-1]:7.1f} ms")
+
+
+async def _subscribe_all(port: int, tokens: list[str], sse: int, graphql: int, conn: Connection) -> None:
+    """The subscribers' side, in a process of its own (their reading must not slow the writers):
+    answers the main process's questions about what arrived."""
+    deliveries, opened = Deliveries(), []
+    ready = asyncio.Event()
+    ready.total = sse + graphql  # type: ignore[attr-defined]
+    tasks = [asyncio.create_task(_sse_subscriber(port, tokens[n % len(tokens)], ready, deliveries, opened))
+             for n in range(sse)]
+    tasks += [asyncio.create_task(_graphql_subscriber(port, tokens[n % len(tokens)], ready, deliveries, opened))
+              for n in range(graphql)]
+    await asyncio.wait_for(ready.wait(), 120)
+    loop = asyncio.get_running_loop()
+    conn.send("connected")
+    while True:
+        command, argument = await loop.run_in_executor(None, conn.recv)
+        if command == "count":      # deliveries of one post
+            conn.send(len(deliveries.received.get(argument, [])))
+        elif command == "total":
+            conn.send(sum(len(v) for v in deliveries.received.values()))
+        elif command == "clear":
+            deliveries.received.clear()
+            conn.send(True)
+        elif command == "report":
+            conn.send(deliveries.received)
+        else:
+            break
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _subscribers_process(port: int, tokens: list[str], sse: int, graphql: int, conn: Connection) -> None:
+    asyncio.run(_subscribe_all(port, tokens, sse, graphql, conn))
+
+
+def _ask(conn: Connection, command: str, argument: object = None) -> object:
+    conn.send((command, argument))
+    return conn.recv()
+
+
+async def _until(question, target: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while await asyncio.to_thread(question) < target:
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
+
+
+async def _throughput(port: int, token: str, args: argparse.Namespace, server_pid: int) -> tuple[float, float]:
+    """(writes per second, server CPU ms per write) of closed-loop writers."""
+    async with httpx.AsyncClient(base_url=f"http://{HOST}:{port}", timeout=60) as client:
+        before = cpu_seconds(server_pid)
+        rate = await _closed_loop(client, token, args.writers, args.burst)
+        cpu = cpu_seconds(server_pid) - before
+    return rate, cpu * 1000 / max(1, rate * args.burst)
+
+
+async def _register_all(port: int, users: int) -> list[str]:
+    async with httpx.AsyncClient(base_url=f"http://{HOST}:{port}", timeout=60) as client:
+        tokens = [await _register(client, n) for n in range(users)]
+        await _write(client, tokens[0], "warm-up")
+        return tokens
+
+
+async def _deliveries(port: int, token: str, conn: Connection, total: int, args: argparse.Namespace,
+                      server_pid: int) -> tuple[Deliveries, float]:
+    async with httpx.AsyncClient(base_url=f"http://{HOST}:{port}", timeout=60) as client:
+        # A probe write that every subscriber must receive: then every subscription is live.
+        probe = await _write(client, token, "probe")
+        if not await _until(lambda: _ask(conn, "count", probe), total, 60):
+            raise RuntimeError("not every subscriber went live")
+        await asyncio.sleep(1.0)
+        rss = _rss_kib(server_pid)
+        _ask(conn, "clear")
+        deliveries = Deliveries()
+        await _steady(client, token, args.rate, args.duration, deliveries)
+        await _until(lambda: _ask(conn, "total"), len(deliveries.acked) * total, 30)
+        deliveries.received = _ask(conn, "report")
+        return deliveries, rss
+
+
+def _run(port: int, server_pid: int, args: argparse.Namespace) -> None:
+    tokens = asyncio.run(_register_all(port, args.users))
+    without, cpu_without = asyncio.run(_throughput(port, tokens[0], args, server_pid))
+    rss_before = _rss_kib(server_pid)
+    total = args.sse + args.graphql
+    ours, theirs = multiprocessing.Pipe()
+    child = multiprocessing.Process(target=_subscribers_process, args=(port, tokens, args.sse, args.graphql, theirs))
+    started = time.monotonic()
+    child.start()
+    try:
+        if not ours.poll(180):
+            raise RuntimeError("the subscribers did not connect within 180 s")
+        ours.recv()
+        connect_seconds = time.monotonic() - started
+        deliveries, rss_after = asyncio.run(_deliveries(port, tokens[0], ours, total, args, server_pid))
+        with_subscribers, cpu_with = asyncio.run(_throughput(port, tokens[0], args, server_pid))
+    finally:
+        ours.send(("stop", None))
+        child.join(30)
+        if child.is_alive():
+            child.kill()
+    expected = len(deliveries.acked)
+    sse, sse_missing = _delays(deliveries, "sse")
+    graphql, graphql_missing = _delays(deliveries, "graphql")
+    print(f"\n{args.sse} SSE + {args.graphql} GraphQL subscribers ({args.users} users), connected in "
+          f"{connect_seconds:.1f} s; {expected} writes at {args.rate:g}/s", flush=True)
+    print("delay write-ack -> delivery:")
+    print(_line("SSE", sse, expected * args.sse))
+    print(_line("GraphQL", graphql, expected * args.graphql))
+    if sse_missing or graphql_missing:
+        print(f"  writes some subscriber never got: SSE {sse_missing}, GraphQL {graphql_missing}")
+    per = (rss_after - rss_before) / max(1, total)
+    print(f"server memory: {rss_before / 1024:.1f} MiB before, {rss_after / 1024:.1f} MiB with subscribers: "
+          f"{per:.1f} KiB per subscriber")
+    print(f"write throughput ({args.writers} closed-loop writers, {args.burst:g} s): {without:.0f}/s "
+          f"({cpu_without:.1f} server CPU ms per write) without subscribers, {with_subscribers:.0f}/s "
+          f"({cpu_with:.1f} ms, fan-out included) with them: {with_subscribers / without:.2f}")
+
+
+def _bench(workspace: Workspace, args: argparse.Namespace) -> int:
+    print(f"temp dir {workspace.dir}; load average before start {os.getloadavg()[0]:.2f}", flush=True)
+    database = workspace.start_database()
+    env = {**os.environ, "MONGODB_URI": database.uri, "RESTIFY_DATABASE_NAME": "bench_live",
+           "RESTIFY_AUTH_ARGON2_TIME_COST": "1", "RESTIFY_AUTH_ARGON2_MEMORY_KIB": "1024",
+           "RESTIFY_LIVE_MAX_PER_USER": str(args.sse + args.graphql), "RESTIFY_LIVE_MAX_QUEUE": "1000"}
+    port = free_port()
+    service = workspace.serve(env, port, 1)
+    _run(port, service.process.pid, args)
+    service.check_alive()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.live", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sse", type=int, default=1000, help="SSE subscribers (default 1000)")
+    parser.add_argument("--graphql", type=int, default=200, help="GraphQL subscribers (default 200)")
+    parser.add_argument("--users", type=int, default=20, help="distinct users the subscribers log in as")
+    parser.add_argument("--rate", type=float, default=10.0, help="steady writes per second (default 10)")
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds of steady writes (default 10)")
+    parser.add_argument("--writers", type=int, default=8, help="closed-loop writers for the throughput runs")
+    parser.add_argument("--burst", type=float, default=5.0, help="seconds of each throughput run (default 5)")
+    args = parser.parse_args(argv)
+    return in_workspace("restify-live-", lambda workspace: _bench(workspace, args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

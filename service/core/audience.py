@@ -1,0 +1,46 @@
+"""Who may see a changed record, and as what: the read rules of `show`, applied to a document a
+change stream delivered instead of one a request read.
+
+The rules are the operations layer's own: `allow_restify`, the policy's `scope`, `show`, the
+fields visible in this context, eager relations, and the same serializer (`operations.serialize`).
+"""
+from collections.abc import Mapping
+from typing import Any
+
+from service.core import loading
+from service.core.app import Restify
+from service.core.context import Context
+from service.core.operations import serialize
+from service.core.registry import Resource
+
+
+def matches(values: Mapping[str, Any], document: Mapping[str, Any]) -> bool:
+    """Exact-match filters (a scope dict, an index's `<field>=v`) tested on a document in the process:
+    a missing field equals None, and a boolean stored as 1/0 equals True/False, as in the query."""
+    return all(document.get(name) == value for name, value in values.items())
+
+
+def in_scope(alternatives: tuple[Mapping[str, Any], ...] | None, document: Mapping[str, Any]) -> bool:
+    """A policy's read rule as `PolicyMap.scope` gives it (None reads everything; else alternatives of
+    exact values, `()` none) tested on one document, as the query would."""
+    if alternatives is None:
+        return True
+    return any(matches(alternative, document) for alternative in alternatives)
+
+
+async def present(app: Restify, resource: Resource, context: Context, document: dict[str, Any]) -> dict[str, Any] | None:
+    """`{"data": resource}` exactly as show gives it to this context's user, or None when that
+    user may not see the record."""
+    policies = app.registry.policies
+    if not in_scope(policies.scope(resource.model, context.user), document):
+        return None
+    if not policies.allows(resource.model, "show", context.user, resource.model(document)):
+        return None
+    tree = loading.with_eager(resource, {})
+    related = await loading.load(app, resource, context, [document], tree) if tree else {}
+    return {"data": serialize(app, resource, context, document, related.get(document["id"]))}
+
+
+def gone(resource: Resource, id: str) -> dict[str, Any]:
+    """What a deleted event carries: the id and type, nothing else."""
+    return {"data": {"id": id, "type": resource.name}}

@@ -1,0 +1,93 @@
+"""GraphQL subscriptions: `<type>Changed(id: ID, filter: <Type>Filter): <Type>Change!`.
+
+The schema part is built with the rest of the schema by the generator; the resolvers subscribe
+to the same feeds as server-sent events (service/core/feeds.py), so each event is judged for
+the subscriber by scope, `show` and visible fields exactly as on REST. `<Type>Filter` takes the
+repository's matchable fields as exact values for now (the typed operator inputs of §12 will
+replace its members, not its name).
+"""
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from graphql import (
+    GraphQLArgument, GraphQLEnumType, GraphQLField, GraphQLID, GraphQLInputField, GraphQLInputObjectType,
+    GraphQLNonNull, GraphQLObjectType, GraphQLResolveInfo, GraphQLSchema,
+)
+
+from service.core.app import Restify
+from service.core.context import Context
+from service.core.feeds import DELETED, feeds
+from service.core.fields import Field
+from service.core.registry import Resource
+from service.graphql.resolvers import flatten
+
+CHANGE_OPERATION = GraphQLEnumType("ChangeOperation", {"CREATED": "CREATED", "UPDATED": "UPDATED",
+                                                       "DELETED": "DELETED"})
+
+
+def field_name(resource: Resource) -> str:
+    type_name = resource.model.__name__
+    return f"{type_name[:1].lower()}{type_name[1:]}Changed"
+
+
+def subscription_fields(resources: list[Resource], objects: dict[str, GraphQLObjectType],
+                        fields_of: Callable[[Resource], list[Field]],
+                        scalar: Callable[[Field], Any]) -> dict[str, GraphQLField]:
+    """One `<type>Changed` field per repository, with its `<Type>Change` and `<Type>Filter` types."""
+    members: dict[str, GraphQLField] = {}
+    for resource in resources:
+        type_name = resource.model.__name__
+        change = GraphQLObjectType(f"{type_name}Change", {
+            "operation": GraphQLField(GraphQLNonNull(CHANGE_OPERATION)),
+            "id": GraphQLField(GraphQLNonNull(GraphQLID)),
+            "record": GraphQLField(objects[resource.name]),  # null for a deleted record
+        })
+        arguments = {"id": GraphQLArgument(GraphQLID)}
+        matchable = {f.name: GraphQLInputField(scalar(f)) for f in fields_of(resource) if f.is_matchable}
+        if matchable:
+            arguments["filter"] = GraphQLArgument(GraphQLInputObjectType(f"{type_name}Filter", matchable))
+        members[field_name(resource)] = GraphQLField(GraphQLNonNull(change), arguments)
+    return members
+
+
+def _query_value(value: Any) -> str:
+    """A filter value as the query string would carry it: parsed there by the field's own rules."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "null" if value is None else str(value)
+
+
+def _subscriber(app: Restify, name: str) -> Callable[..., Any]:
+    async def subscribe(_: Any, info: GraphQLResolveInfo, id: str | None = None,
+                        filter: dict[str, Any] | None = None) -> AsyncIterator[dict[str, Any]]:
+        base: Context = info.context["context"]
+        params = {key: _query_value(value) for key, value in (filter or {}).items()}
+        if id is not None:
+            params["id"] = id
+        context = Context(user=base.user, door="graphql", params=params, base_url=base.base_url, extras=base.extras)
+        # Awaited here, not inside the generator: a refusal is an `error` message at subscribe time.
+        subscription = await feeds(app).subscribe(name, context)
+        return _changes(subscription)
+    return subscribe
+
+
+async def _changes(subscription: Any) -> AsyncIterator[dict[str, Any]]:
+    try:
+        while True:
+            event = await subscription.next()
+            record = flatten(event.body["data"]) if event.kind != DELETED else None
+            yield {"operation": event.kind.upper(), "id": event.id, "record": record}
+    finally:
+        subscription.close()
+
+
+def bind_subscriptions(app: Restify, schema: GraphQLSchema, resources: list[Resource]) -> None:
+    """Sets the subscribe and resolve functions of every `<type>Changed` field the schema has."""
+    owner = schema.subscription_type
+    if owner is None:
+        return
+    for resource in resources:
+        field = owner.fields.get(field_name(resource))
+        if field is not None:
+            field.subscribe = _subscriber(app, resource.name)
+            field.resolve = lambda payload, info, **_: payload

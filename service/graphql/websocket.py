@@ -1,0 +1,217 @@
+"""GraphQL over WebSocket on `/graphql`, subprotocol `graphql-transport-ws` (the protocol of the
+`graphql-ws` library): subscriptions to live changes, and queries or mutations as one-result streams.
+
+The token travels in the `connection_init` payload, `{"Authorization": "Bearer ..."}` (the key in
+any case). Close codes: 4400 bad message, 4401 subscribe before acknowledgement, 4403 a refused
+or revoked token, 4406 another subprotocol, 4408 no `connection_init` in time, 4409 a reused
+operation id, 4429 a second `connection_init`, 4503 a consumer too slow to keep up.
+"""
+import asyncio
+import json
+import logging
+from typing import Any
+
+from graphql import ExecutionResult, OperationType, get_operation_ast, subscribe
+from tornado.routing import PathMatches, Rule
+from tornado.websocket import WebSocketClosedError, WebSocketHandler
+
+from service.core import auth
+from service.core.app import Restify
+from service.core.context import Context
+from service.core.errors import BadRequest, RestifyError, TooManyRequests, from_storage
+from service.core.feeds import AccessRevoked, ConsumerTooSlow
+from service.core.models import Model
+from service.graphql.executor import _error_body
+from service.graphql.fast import PlainFieldExecutor
+from service.graphql.service import GraphQLService
+from service.http.base import encode_json
+
+PROTOCOL = "graphql-transport-ws"
+INIT_TIMEOUT = 10.0
+log = logging.getLogger("restify.graphql")
+
+
+def _result_body(result: ExecutionResult) -> dict[str, Any]:
+    body: dict[str, Any] = {"data": result.data}
+    if result.errors:
+        body["errors"] = [_error_body(e) for e in result.errors]
+    return body
+
+
+def _refusal(error: BaseException) -> list[dict[str, Any]]:
+    error = from_storage(error)
+    if isinstance(error, RestifyError):
+        return [{"message": error.message, "extensions": {"code": error.code}}]
+    log.error("subscription failed", exc_info=error)
+    return [{"message": "Server error.", "extensions": {"code": "INTERNAL"}}]
+
+
+def _bearer(payload: Any) -> str | None:
+    """The token of `{"Authorization": "Bearer ..."}`, the key in any case; "" when malformed."""
+    if not isinstance(payload, dict):
+        return None
+    value = next((v for k, v in payload.items() if isinstance(k, str) and k.lower() == "authorization"), None)
+    if value is None:
+        return None
+    scheme, _, token = str(value).partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else ""
+
+
+class GraphQLSocket(WebSocketHandler):
+    def initialize(self, app: Restify, graphql: GraphQLService) -> None:
+        self.app, self.graphql = app, graphql
+        self.user: Model | None = None
+        self.acknowledged = False
+        self._initialised = False
+        self._operations: dict[str, asyncio.Task] = {}
+        self._init_timer: Any = None
+
+    def select_subprotocol(self, subprotocols: list[str]) -> str | None:
+        return PROTOCOL if PROTOCOL in subprotocols else None
+
+    def open(self) -> None:
+        if self.selected_subprotocol != PROTOCOL:
+            self.close(4406, "Subprotocol not acceptable")
+            return
+        loop = asyncio.get_running_loop()
+        self._init_timer = loop.call_later(INIT_TIMEOUT, self._initialisation_timeout)
+
+    def _initialisation_timeout(self) -> None:
+        if not self.acknowledged:
+            self.close(4408, "Connection initialisation timeout")
+
+    async def on_message(self, message: str | bytes) -> None:
+        try:
+            received = json.loads(message)
+            kind = received["type"] if isinstance(received, dict) else None
+        except (ValueError, KeyError):
+            kind = None
+        if not isinstance(kind, str):
+            self.close(4400, "Invalid message")
+            return
+        if kind == "connection_init":
+            await self._initialise(received.get("payload"))
+        elif kind == "ping":
+            self._send({"type": "pong"})
+        elif kind == "pong":
+            pass
+        elif kind == "subscribe":
+            self._subscribe(received)
+        elif kind == "complete":
+            task = self._operations.pop(str(received.get("id")), None)
+            if task is not None:
+                task.cancel()
+        else:
+            self.close(4400, f"Unknown message type {kind!r}")
+
+    async def _initialise(self, payload: Any) -> None:
+        if self._initialised:
+            self.close(4429, "Too many initialisation requests")
+            return
+        self._initialised = True
+        token = _bearer(payload)
+        if token is not None:
+            try:
+                self.user = await auth.authenticate(self.app, token) if token else None
+            except RestifyError:
+                self.user = None
+            if self.user is None:
+                self.close(4403, "Forbidden")
+                return
+        self.acknowledged = True
+        self._send({"type": "connection_ack"})
+
+    def _subscribe(self, message: dict[str, Any]) -> None:
+        if not self.acknowledged:
+            self.close(4401, "Unauthorized")
+            return
+        id, payload = message.get("id"), message.get("payload")
+        if not isinstance(id, str) or not id or not isinstance(payload, dict):
+            self.close(4400, "Invalid message")
+            return
+        if id in self._operations:
+            self.close(4409, f"Subscriber for {id} already exists")
+            return
+        limit = int(self.app.settings.get("live", "max_per_connection") or 20)
+        if len(self._operations) >= limit:
+            error = TooManyRequests(f"Too many subscriptions on this connection (at most {limit}).")
+            self._send({"id": id, "type": "error", "payload": _refusal(error)})
+            return
+        self._operations[id] = asyncio.create_task(self._run(id, payload))
+
+    async def _run(self, id: str, payload: dict[str, Any]) -> None:
+        try:
+            await self._stream(id, payload)
+        except ConsumerTooSlow:
+            self.close(4503, "Too slow: the subscriber did not keep up with the changes")
+        except AccessRevoked:
+            self.close(4403, "Forbidden")
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # noqa: BLE001 - reported to the client as this operation's error
+            self._send({"id": id, "type": "error", "payload": _refusal(error)})
+        finally:
+            self._operations.pop(id, None)
+
+    async def _stream(self, id: str, payload: dict[str, Any]) -> None:
+        endpoint = self.graphql.endpoint  # one schema for the whole operation
+        context = Context(user=self.user, door="graphql", base_url=f"{self.request.protocol}://{self.request.host}",
+                          extras={"address": self.request.remote_ip})
+        query, variables, name = payload.get("query"), payload.get("variables"), payload.get("operationName")
+        document, errors = endpoint._document(query) if isinstance(query, str) and query.strip() else (None, None)
+        if document is None or errors:
+            failures = [_error_body(e) for e in errors] if errors else \
+                _refusal(BadRequest("The message must contain a query string."))
+            self._send({"id": id, "type": "error", "payload": failures})
+            return
+        operation = get_operation_ast(document, name)
+        if operation is None or operation.operation != OperationType.SUBSCRIPTION:
+            self._send({"id": id, "type": "next", "payload": await endpoint.run(query, variables, name, context)})
+            self._send({"id": id, "type": "complete"})
+            return
+        stream = subscribe(endpoint.schema, document, context_value={"context": context},
+                           variable_values=variables if isinstance(variables, dict) else None, operation_name=name,
+                           executor_class=PlainFieldExecutor)  # each event is executed once per subscriber
+        if asyncio.iscoroutine(stream) or isinstance(stream, asyncio.Future):
+            stream = await stream
+        if isinstance(stream, ExecutionResult):
+            self._send({"id": id, "type": "error", "payload": [_error_body(e) for e in stream.errors or []]})
+            return
+        try:
+            async for result in stream:
+                # Awaited: a client that reads slowly holds the feed's queue, which is bounded.
+                await self._send({"id": id, "type": "next", "payload": _result_body(result)})
+        finally:
+            await stream.aclose()
+        self._send({"id": id, "type": "complete"})
+
+    def _send(self, message: dict[str, Any]) -> "asyncio.Future[None]":
+        """Sends a message; the result resolves once it is written (awaiting it is optional)."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        try:
+            written = self.write_message(encode_json(message))
+        except WebSocketClosedError:
+            done.set_result(None)
+            return done
+        written.add_done_callback(lambda f: done.done() or done.set_result(None))
+        return done
+
+    def on_close(self) -> None:
+        if self._init_timer is not None:
+            self._init_timer.cancel()
+        for task in self._operations.values():
+            task.cancel()
+        self._operations.clear()
+
+
+class _Upgrades(PathMatches):
+    """The GraphQL path, for WebSocket upgrade requests only: plain GETs and POSTs go on to HTTP."""
+
+    def match(self, request: Any) -> dict[str, Any] | None:
+        if request.headers.get("Upgrade", "").lower() != "websocket":
+            return None
+        return super().match(request)
+
+
+def websocket_routes(app: Restify, graphql: GraphQLService, path: str) -> list[Rule]:
+    return [Rule(_Upgrades(path), GraphQLSocket, {"app": app, "graphql": graphql}, name=path)]

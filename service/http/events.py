@@ -1,0 +1,82 @@
+"""Server-sent events: `GET <prefix>/<r>/events` streams a repository's changes as the
+subscriber may see them (service/core/feeds.py decides; this only formats), and
+`POST <prefix>/<r>/events/ticket` gives the single-use ticket a browser's EventSource needs."""
+import re
+from typing import Any
+
+from tornado.iostream import StreamClosedError
+
+from service.core import tickets
+from service.core.app import Restify
+from service.core.errors import BadRequest
+from service.core.feeds import Event, FeedEnded, Subscription, feeds
+from service.http.base import JsonHandler, encode_json
+
+# Names a client might try to pass a token under; a token in a URL ends up in logs and histories.
+_TOKEN_PARAMETERS = {"token", "access_token", "authorization", "bearer", "api_token"}
+
+
+def frame(kind: str, body: Any, id: str | None = None) -> bytes:
+    """One SSE message; JSON has no raw newlines, so `data:` is one line."""
+    head = f"event: {kind}\n" + (f"id: {id}\n" if id else "")
+    return head.encode() + b"data: " + encode_json(body) + b"\n\n"
+
+
+def event_frame(event: Event) -> bytes:
+    return frame(event.kind, event.body if event.body is not None else {}, event.token)
+
+
+class EventsHandler(JsonHandler):
+    subscription: Subscription | None = None
+
+    async def get(self, name: str) -> None:
+        params = self.params()
+        if any(key.lower() in _TOKEN_PARAMETERS for key in params):
+            raise BadRequest("Tokens are not accepted in the query string: send an Authorization header, "
+                             "or a ticket from POST .../events/ticket as ?ticket=.")
+        if params.get("ticket"):
+            self.user = await tickets.redeem(self.app, name, params["ticket"])
+        last_event_id = self.request.headers.get("Last-Event-ID", "").strip() or None
+        self.subscription = await feeds(self.app).subscribe(name, self.context(), last_event_id)
+        self.set_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.set_header("Cache-Control", "no-cache")
+        self.set_header("X-Accel-Buffering", "no")  # proxies that buffer would hold events back
+        heartbeat = float(self.app.settings.get("live", "heartbeat_seconds") or 15)
+        try:
+            await self._send(b": live\n\n")
+            while True:
+                try:
+                    events = await self.subscription.next_batch(heartbeat)
+                except FeedEnded as ended:
+                    await self._send(frame("error", {"message": ended.message, "code": ended.code}))
+                    break
+                await self._send(b"".join(map(event_frame, events)) if events else b": keep-alive\n\n")
+        except StreamClosedError:
+            return
+        finally:
+            self.subscription.close()
+        self.finish()
+
+    async def _send(self, chunk: bytes) -> None:
+        self.write(chunk)
+        await self.flush()  # waits for the socket: a slow reader makes the queue, not memory, grow
+
+    def on_connection_close(self) -> None:
+        if self.subscription is not None:
+            self.subscription.close()
+
+
+class TicketHandler(JsonHandler):
+    async def post(self, name: str) -> None:
+        self.send_json(await tickets.issue(self.app, name, self.context()), 201)
+
+
+def events_routes(app: Restify) -> list[tuple]:
+    """Listed before the record routes, which would take `events` for an id."""
+    prefix = app.settings.get("server", "prefix").rstrip("/")
+    state = {"app": app}
+    # Named by their templates, as metrics and access lines show them.
+    return [
+        (rf"{re.escape(prefix)}/([^/]+)/events", EventsHandler, state, f"{prefix}/{{resource}}/events"),
+        (rf"{re.escape(prefix)}/([^/]+)/events/ticket", TicketHandler, state, f"{prefix}/{{resource}}/events/ticket"),
+    ]

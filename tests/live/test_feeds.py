@@ -1,0 +1,56 @@
+"""The feeds of the operations layer, without a door: limits that a door only reports."""
+import asyncio
+
+import pytest
+
+from service.core.context import Context
+from service.core.feeds import ConsumerTooSlow, feeds
+from storage import Change
+
+WAIT = 10.0
+
+
+@pytest.mark.parametrize("config", [{"max_queue": 2}], indirect=True)
+async def test_a_subscriber_that_does_not_keep_up_is_dropped_not_buffered(restify, db):
+    guest = Context(door="rest", extras={"address": "127.0.0.1"})
+    subscription = await feeds(restify).subscribe("posts", guest)
+    for title in "abc":
+        await db.collection("posts").insert({"title": title})
+
+    async def dropped() -> None:
+        while subscription.ended is None:
+            await asyncio.sleep(0.01)
+    await asyncio.wait_for(dropped(), WAIT)
+    with pytest.raises(ConsumerTooSlow):
+        await subscription.next()
+    assert feeds(restify).count() == 0  # its place is freed at once
+
+
+async def test_the_watcher_runs_only_while_someone_listens(restify):
+    guest = Context(door="rest", extras={"address": "127.0.0.1"})
+    first = await feeds(restify).subscribe("posts", guest)
+    second = await feeds(restify).subscribe("posts", guest)
+    watcher = restify.db.watcher("posts")
+    assert watcher.listening
+    first.close()
+    assert watcher.listening
+    second.close()
+    assert not watcher.listening
+    await watcher.stopped()
+
+
+async def test_without_a_pre_image_a_delete_reaches_only_subscribers_the_record_was_sent_to(restify, db):
+    """MongoDB without pre-images gives a delete no document: the ids sent decide, so ids never leak."""
+    guest = Context(door="rest", extras={"address": "127.0.0.1"})
+    subscription = await feeds(restify).subscribe("posts", guest)
+    try:
+        sent = await db.collection("posts").insert({"title": "seen"})
+        event = await subscription.next(WAIT)
+        assert (event.kind, event.id) == ("created", sent["id"])
+        never_sent = "0123456789abcdef01234567"
+        assert await subscription.judge(Change("delete", never_sent, "t1", None), {}) is None
+        deleted = await subscription.judge(Change("delete", sent["id"], "t2", None), {})
+        assert (deleted.kind, deleted.body) == ("deleted", {"data": {"id": sent["id"], "type": "posts"}})
+        assert await subscription.judge(Change("delete", sent["id"], "t3", None), {}) is None  # once
+    finally:
+        subscription.close()
