@@ -169,6 +169,12 @@ class GraphQLEndpoint:
             errors = await validation_errors(self.schema, self.sdl, query, document)
         return Prepared(document, errors, measure=measure)
 
+    def size_errors(self, prepared: Prepared, variables: Any) -> list[dict[str, Any]]:
+        """Depth and cost again where `first` comes from a variable (the rest was checked once, cached)."""
+        if prepared.measure is None or not prepared.measure.uses_variables:
+            return []
+        return self._size_errors(prepared.measure.size(variables if isinstance(variables, dict) else None))
+
     def _size_errors(self, size: Size, with_cost: bool = True) -> list[dict[str, Any]]:
         if size.depth > self.max_depth:
             return [_failure_error(f"The query is deeper than {self.max_depth} levels.", "QUERY_TOO_DEEP")]
@@ -188,9 +194,7 @@ class GraphQLEndpoint:
         prepared = await self.prepared(query)
         if prepared.refusal:
             raise BadRequest(prepared.refusal)
-        errors = prepared.errors
-        if not errors and prepared.measure.uses_variables:
-            errors = self._size_errors(prepared.measure.size(variables))
+        errors = prepared.errors or self.size_errors(prepared, variables)
         if errors:
             return {"errors": errors}
         document = prepared.document

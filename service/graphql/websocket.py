@@ -66,6 +66,12 @@ class GraphQLSocket(WebSocketHandler):
         self._operations: dict[str, asyncio.Task] = {}
         self._init_timer: Any = None
 
+    @property
+    def max_message_size(self) -> int:
+        # A message carries one operation, as a POST body does: the same limit (Tornado closes the
+        # socket with 1009 past it).
+        return int(self.app.settings.get("graphql", "max_query_bytes"))
+
     def select_subprotocol(self, subprotocols: list[str]) -> str | None:
         return PROTOCOL if PROTOCOL in subprotocols else None
 
@@ -158,12 +164,19 @@ class GraphQLSocket(WebSocketHandler):
         context = Context(user=self.user, door="graphql", base_url=f"{self.request.protocol}://{self.request.host}",
                           extras={"address": self.request.remote_ip})
         query, variables, name = payload.get("query"), payload.get("variables"), payload.get("operationName")
-        document, errors = endpoint._document(query) if isinstance(query, str) and query.strip() else (None, None)
-        if document is None or errors:
-            failures = [_error_body(e) for e in errors] if errors else \
-                _refusal(BadRequest("The message must contain a query string."))
-            self._send({"id": id, "type": "error", "payload": failures})
+        if not isinstance(query, str) or not query.strip():
+            self._send({"id": id, "type": "error", "payload": _refusal(BadRequest("The message must contain a query string."))})
             return
+        # The same bounded preparation as over HTTP: tokens, selections, depth and cost before validation.
+        prepared = await endpoint.prepared(query)
+        if prepared.refusal:
+            self._send({"id": id, "type": "error", "payload": _refusal(BadRequest(prepared.refusal))})
+            return
+        errors = prepared.errors or endpoint.size_errors(prepared, variables)
+        if errors:
+            self._send({"id": id, "type": "error", "payload": errors})
+            return
+        document = prepared.document
         operation = get_operation_ast(document, name)
         if operation is None or operation.operation != OperationType.SUBSCRIPTION:
             self._send({"id": id, "type": "next", "payload": await endpoint.run(query, variables, name, context)})

@@ -256,8 +256,8 @@ def test_type_mapping_to_an_unknown_scalar_is_a_declaration_error(registry):
 def test_include_keeps_only_the_named_repositories_and_drops_relations_to_the_others(registry):
     change = "type {0}Change {{\n  id: ID!\n  operation: ChangeOperation!\n  record: {0}\n}}"
     assert sdl(registry, repositories={"include": ["posts", "tags"]}) == "\n\n".join([
-        LONG_SDL,
         "enum ChangeOperation {\n  CREATED\n  DELETED\n  UPDATED\n}",
+        LONG_SDL,
         "type Mutation {\n" + "".join(f"  {m}\n" for m in sorted(mutations_of("Post") + mutations_of("Tag"))) + "}",
         "type Post {\n" + "".join(f"  {m}\n" for m in sorted(SCALAR_MEMBERS["Post"]
                                                                + ["tags(first: Int = 15): [Tag!]!"])) + "}",

@@ -191,21 +191,23 @@ async def test_changes_since_refuses_more_than_its_limit(db):
 async def test_the_watcher_resumes_by_token_after_the_database_went_away(tmp_path, caplog):
     server = EmbeddedServer(tmp_path / "db").start()
     database = connect(server.uri, "resume", timeout_ms=300)
+    writer = connect(server.uri, "resume")  # the default bound: room to find the restarted server
     watcher, seen = database.watcher("posts", idle_seconds=0.05), Collector()
     try:
         await watcher.listen(seen)
-        first = await database.collection("posts").insert({"title": "before"})
+        first = await writer.collection("posts").insert({"title": "before"})
         await seen.wait_for(1)
         server.stop()
         await asyncio.sleep(0.5)  # the watcher fails at least once meanwhile
         server = EmbeddedServer(tmp_path / "db", port=server.port).start()
-        second = await database.collection("posts").insert({"title": "after"})
+        second = await writer.collection("posts").insert({"title": "after"})
         changes = await seen.wait_for(2)
         await asyncio.sleep(0.3)  # anything repeated would have arrived by now
     finally:
         watcher.forget(seen)
         await watcher.stopped()
         database.close()
+        writer.close()
         server.stop()
     assert [(c.id, c.document["title"]) for c in seen.changes] == [(first["id"], "before"), (second["id"], "after")]
     assert changes[0].token != changes[1].token
