@@ -192,48 +192,44 @@ class Attacks:
         return [self._paced("login storm, one account", 20, self._posting("/api/login", wrong)),
                 self._paced("login storm, many accounts", 20, self._posting("/api/login", anyone))]
 
-    async def slow_clients(self, count: int = 50) -> None:
-        """Headers a byte at a time, one byte a second: the server should give up on them."""
-        async def one() -> None:
-            try:
-                _, writer = await asyncio.open_connection(HOST, self.port)
-            except OSError as error:
-                self._count("slow headers", type(error).__name__)
-                return
-            request = f"GET /api/restify/posts HTTP/1.1\r\nHost: {HOST}\r\nX-Slow: ".encode() + b"a" * 200
-            try:
-                for byte in request:
-                    if time.monotonic() > self.deadline:
-                        break
-                    writer.write(bytes([byte]))
-                    await writer.drain()
-                    await asyncio.sleep(1.0)
-                self._count("slow headers", "held to the end")
-            except (ConnectionError, OSError):
-                self._count("slow headers", "closed by the server")
-            finally:
-                writer.close()
-        await asyncio.gather(*(one() for _ in range(count)))
-
-    async def half_open(self, count: int = 300) -> None:
-        """Connections that never send a byte."""
+    async def _held(self, part: str, count: int, hold: Callable[..., Awaitable[str]]) -> None:
+        """`count` connections, each kept by `hold(reader, writer)` until it says how it ended."""
         async def one() -> None:
             try:
                 reader, writer = await asyncio.open_connection(HOST, self.port)
             except OSError as error:
-                self._count("half-open", type(error).__name__)
+                self._count(part, type(error).__name__)
                 return
             try:
-                remaining = max(0.0, self.deadline - time.monotonic())
-                data = await asyncio.wait_for(reader.read(1), remaining)
-                self._count("half-open", "closed by the server" if not data else "answered")
-            except asyncio.TimeoutError:
-                self._count("half-open", "held to the end")
+                self._count(part, await hold(reader, writer))
             except (ConnectionError, OSError):
-                self._count("half-open", "closed by the server")
+                self._count(part, "closed by the server")
             finally:
                 writer.close()
         await asyncio.gather(*(one() for _ in range(count)))
+
+    async def slow_clients(self, count: int = 50) -> None:
+        """Headers a byte at a time, one byte a second: the server should give up on them."""
+        async def hold(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> str:
+            request = f"GET /api/restify/posts HTTP/1.1\r\nHost: {HOST}\r\nX-Slow: ".encode() + b"a" * 200
+            for byte in request:
+                if time.monotonic() > self.deadline:
+                    break
+                writer.write(bytes([byte]))
+                await writer.drain()
+                await asyncio.sleep(1.0)
+            return "held to the end"
+        await self._held("slow headers", count, hold)
+
+    async def half_open(self, count: int = 300) -> None:
+        """Connections that never send a byte."""
+        async def hold(reader: asyncio.StreamReader, _writer: asyncio.StreamWriter) -> str:
+            try:
+                data = await asyncio.wait_for(reader.read(1), max(0.0, self.deadline - time.monotonic()))
+            except asyncio.TimeoutError:
+                return "held to the end"
+            return "answered" if data else "closed by the server"
+        await self._held("half-open", count, hold)
 
     def oversized(self) -> list:
         big = b"{" + b" " * (20 * 1024 * 1024) + b"}"

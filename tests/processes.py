@@ -34,6 +34,14 @@ def request(port: int, method: str, path: str, body: dict | None = None, token: 
         return error.code, json.loads(error.read() or b"{}")
 
 
+def register(port: int, name: str = "Ann", email: str = "ann@example.com", password: str = "secret-pass") -> str:
+    """Registers a user on a running server; returns their token."""
+    status, user = request(port, "POST", "/api/register", {
+        "name": name, "email": email, "password": password, "password_confirmation": password})
+    assert status == 201, user
+    return user["meta"]["token"]
+
+
 class Server:
     def __init__(self, app_dir: Path, env: dict[str, str], *extra: str, log_dir: Path | None = None,
                  probe: str = "/api/restify/tags") -> None:

@@ -7,7 +7,7 @@ import pymongo
 import pytest
 
 from storage import EmbeddedServer
-from tests.processes import FAST, ROOT, Server, request, restify
+from tests.processes import FAST, ROOT, Server, register, request, restify
 
 pytestmark = pytest.mark.skipif(bool(os.environ.get("MONGODB_URI")), reason="runs its own embedded server")
 UNAVAILABLE = {"message": "The database is unavailable."}
@@ -53,11 +53,7 @@ def timed(port: int, method: str, path: str, body: dict | None = None, token: st
 def test_a_stopped_database_answers_503_in_time_and_the_service_recovers(database, tmp_path):
     server = Server(ROOT, {**FAST, "MONGODB_URI": f"{database.uri}/stall"}, log_dir=tmp_path)
     try:
-        status, user = request(server.port, "POST", "/api/register", {
-            "name": "Ann", "email": "ann@example.com", "password": "secret-pass",
-            "password_confirmation": "secret-pass"})
-        assert status == 201, user
-        token = user["meta"]["token"]
+        token = register(server.port)
         status, post = request(server.port, "POST", "/api/restify/posts", {"title": "before"}, token)
         assert status == 201, post
         database.pause()

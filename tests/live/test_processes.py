@@ -4,7 +4,7 @@ import json
 import httpx
 from httpx_sse import connect_sse
 
-from tests.processes import ROOT, Server, request
+from tests.processes import ROOT, Server, register, request
 
 PREFIX = "/api/restify"
 
@@ -14,11 +14,7 @@ def test_a_write_and_a_logout_on_one_process_reach_a_subscriber_on_another(datab
     first = Server(ROOT, env, log_dir=tmp_path)
     second = Server(ROOT, env, log_dir=tmp_path)
     try:
-        status, user = request(second.port, "POST", "/api/register", {
-            "name": "Ann", "email": "ann@example.com", "password": "secret-pass",
-            "password_confirmation": "secret-pass"})
-        assert status == 201, user
-        token = user["meta"]["token"]
+        token = register(second.port)
         with httpx.Client(base_url=f"http://127.0.0.1:{first.port}", timeout=10) as client:
             with connect_sse(client, "GET", f"{PREFIX}/posts/events",
                              headers={"Authorization": f"Bearer {token}"}) as source:
