@@ -1,5 +1,5 @@
-"""Field declarations: a fluent builder whose state the validator, serializer,
-query parser and (later) the schema generators all read."""
+"""Field declarations: a fluent builder. What its values are (type, coercion, operators) is read
+from this state once, by `service.core.description`, which every door uses."""
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -144,10 +144,6 @@ class Field:
         return self
 
     # -- derived ------------------------------------------------------------
-    @property
-    def is_text(self) -> bool:
-        return self.kind in ("string", "textarea", "password")
-
     @property
     def is_file(self) -> bool:
         return self.kind == "image"

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from service.config import Settings
+from service.core.description import describe, to_number
 from service.core.errors import BadRequest
 from service.core.fields import Field
-from service.core.rules import to_number
 
 if TYPE_CHECKING:
     from service.core.registry import Resource
@@ -39,6 +39,10 @@ def _positive_int(params: Mapping[str, str], name: str, default: int) -> int:
     return number
 
 
+def max_related_depth(settings: Settings) -> int:
+    return int(settings.get("query", "max_related_depth") or 3)
+
+
 def clamp(size: int, settings: Settings) -> int:
     cap = settings.max_per_page
     return min(size, cap) if cap else size
@@ -60,25 +64,6 @@ def check_parameter_names(params: Mapping[str, str]) -> None:
         if "[" in name or "$" in name or "." in name:
             raise BadRequest(f"The query parameter {name!r} is not allowed: operators cannot be sent in a query.",
                              {name: ["Operators are not allowed in query parameters."]})
-
-
-def coerce_match(field: Field, raw: str) -> Any:
-    """A query-string value in the field's own type; "null" means a missing value."""
-    if raw == "null":
-        return None
-    if field.kind == "numeric":
-        number = to_number(raw)
-        if number is None:
-            raise BadRequest(f"The {field.name} filter must be a number.", {field.name: [f"The {field.name} filter must be a number."]})
-        return number
-    if field.kind == "boolean":
-        lowered = raw.lower()
-        if lowered in ("true", "1"):
-            return True
-        if lowered in ("false", "0"):
-            return False
-        raise BadRequest(f"The {field.name} filter must be true or false.", {field.name: [f"The {field.name} filter must be true or false."]})
-    return raw
 
 
 def parse_sort(raw: str, fields: list[Field]) -> list[tuple[str, int]]:
@@ -130,7 +115,7 @@ def parse_index(resource: "Resource", fields: list[Field], params: Mapping[str, 
     query = IndexQuery(
         page=_positive_int(params, "page", 1),
         per_page=per_page(params, settings, resource.per_page),
-        related=parse_related(resource, params, int(settings.get("query", "max_related_depth") or 3)),
+        related=parse_related(resource, params, max_related_depth(settings)),
     )
     search = params.get("search", "")
     limit = int(settings.get("query", "max_search_length") or 255)
@@ -144,6 +129,6 @@ def parse_index(resource: "Resource", fields: list[Field], params: Mapping[str, 
             continue
         field_ = by_name.get(name)
         if field_ is not None and field_.is_matchable:
-            query.equals[name] = coerce_match(field_, raw)
+            query.equals[name] = describe(field_).coerce(raw)
     query.sort = parse_sort(params.get("sort", ""), fields)
     return query

@@ -9,12 +9,12 @@ separately and run only when everything else about the field passed, as does
 import math
 import re
 import unicodedata
-from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
 import voluptuous as vol
 
+from service.core.description import INT64, Rule, describe, to_number
 from service.core.errors import DeclarationError
 from service.core.fields import Field
 from service.core.naming import attribute_label
@@ -49,7 +49,6 @@ MESSAGES = {
 # Rules handled by the validation flow itself rather than compiled to a check.
 FLOW_RULES = {"required", "nullable", "sometimes", "confirmed", "unique", "exists", "current_password"}
 TYPE_RULES = {"string", "numeric", "integer", "boolean", "date"}
-INT64 = 2**63 - 1
 MAX_TEXT = 65_535  # implicit ceiling for text fields without their own `max`
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -61,26 +60,6 @@ _PATTERNS = {
     "alpha_dash": re.compile(r"^[\w-]+$"),
 }
 _TRUE, _FALSE = (True, 1, "1", "true", "on", "yes"), (False, 0, "0", "false", "off", "no")
-
-
-@dataclass(frozen=True)
-class Rule:
-    name: str
-    params: tuple[str, ...]
-
-    @classmethod
-    def parse(cls, text: str) -> "Rule":
-        name, _, rest = text.partition(":")
-        params = tuple(p.strip() for p in rest.split(",")) if rest else ()
-        return cls(name.strip(), params)
-
-    @property
-    def bounds(self) -> tuple[float, float]:
-        """The (low, high) a `min`, `max` or `between` rule allows; unbounded for any other rule."""
-        values = [float(p) for p in self.params] if self.name in ("min", "max", "between") else []
-        low = values[0] if self.name in ("min", "between") else -math.inf
-        high = values[-1] if self.name in ("max", "between") else math.inf
-        return low, high
 
 
 KNOWN = FLOW_RULES | TYPE_RULES | set(_PATTERNS) | {"email", "in", "not_in", "max", "min", "between", "image"}
@@ -119,9 +98,10 @@ class FieldRules:
         self.confirmed = "confirmed" in names
         self.needs_current_password = "current_password" in names
         self.database_rules = [rule for rule in rules if rule.name in ("unique", "exists")]
-        self.numeric = field.kind == "numeric" or bool(names & {"numeric", "integer"})
+        self.description = describe(field)
+        self.numeric = self.description.is_number
         # Wrapped in a Schema so it is compiled once: a bare All recompiles its validators per call.
-        self._validator = vol.Schema(vol.All(*self._checks(rules, names)))
+        self._validator = vol.Schema(vol.All(*self._checks(rules)))
 
     def message(self, key: str, **values: Any) -> str:
         rule = key.split(".", 1)[0]
@@ -133,32 +113,24 @@ class FieldRules:
         return self._validator(value)
 
     # -- compilation --------------------------------------------------------
-    def _checks(self, rules: list[Rule], names: set[str]) -> list[Any]:
-        checks = [self._type_check(names)]
+    def _checks(self, rules: list[Rule]) -> list[Any]:
+        checks = [self._type_check()]
         has_max = False
         for rule in rules:
             if rule.name in FLOW_RULES or rule.name in TYPE_RULES:
                 continue
             has_max = has_max or rule.name in ("max", "between")
             checks.append(self._compile(rule))
-        typed = bool(names & (TYPE_RULES - {"string"}))  # numeric/integer/boolean/date rules: not text
-        if self.field.is_text and not typed and not has_max:
+        if self.description.is_text and not has_max:
             checks.append(self._compile(Rule("max", (str(MAX_TEXT),))))
         return checks
 
     def _fail(self, key: str, **values: Any) -> vol.Invalid:
         return vol.Invalid(self.message(key, **values))
 
-    def _type_check(self, names: set[str]) -> Any:
-        if self.field.kind == "boolean" or "boolean" in names:
-            return self._as_boolean
-        if "integer" in names:
-            return self._as_integer
-        if self.numeric:
-            return self._as_number
-        if self.field.kind == "date" or "date" in names:
-            return self._as_date
-        return self._as_string
+    def _type_check(self) -> Any:
+        return {"boolean": self._as_boolean, "integer": self._as_integer, "number": self._as_number,
+                "date": self._as_date}.get(self.description.type, self._as_string)
 
     def _as_string(self, value: Any) -> str:
         if not isinstance(value, str):
@@ -245,30 +217,6 @@ def _as_text(value: Any) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"
     return str(value)
-
-
-_INTEGER_TEXT = re.compile(r"^[+-]?\d{1,20}$", re.ASCII)
-_DECIMAL_TEXT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?$", re.ASCII)
-
-
-def to_number(value: Any) -> int | float | None:
-    """A finite number that fits in 64 bits, from a number or a plain numeric string; else None.
-    Strings are read strictly: no digit separators, no "nan", no "inf"."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, str):
-        text = value.strip()
-        if _INTEGER_TEXT.match(text):
-            value = int(text)
-        elif len(text) <= 32 and _DECIMAL_TEXT.match(text):
-            value = float(text)
-        else:
-            return None
-    if isinstance(value, int):
-        return value if -INT64 - 1 <= value <= INT64 else None
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    return None
 
 
 def _parse_date(text: str) -> date | None:

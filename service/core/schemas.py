@@ -9,8 +9,10 @@ empty string meaning "no value" for typed fields).
 """
 from typing import Any
 
+from service.core.description import INT64, Rule, describe, to_number
 from service.core.fields import Field
-from service.core.rules import INT64, MAX_TEXT, TYPE_RULES, Rule, to_number
+from service.core.rules import MAX_TEXT
+from service.core.validation import writable
 
 Schema = dict[str, Any]
 
@@ -55,21 +57,6 @@ def is_nullable(field: Field, action: str) -> bool:
     return field.is_nullable or any(rule.name == "nullable" for rule in parsed_rules(field, action))
 
 
-def json_type(field: Field, names: set[str]) -> str:
-    """The same order as the validator's type check (`FieldRules._type_check`)."""
-    if field.kind == "boolean" or "boolean" in names:
-        return "boolean"
-    if "integer" in names:
-        return "integer"
-    if field.kind == "numeric" or "numeric" in names:
-        return "number"
-    return "string"
-
-
-def _is_date(field: Field, names: set[str]) -> bool:
-    return field.kind == "date" or "date" in names
-
-
 def input_schema(field: Field, action: str, form: bool = False) -> Schema:
     """One writable attribute under the rules of `action` ("store", "update" or "patch").
 
@@ -79,8 +66,8 @@ def input_schema(field: Field, action: str, form: bool = False) -> Schema:
         return {"type": "string", "format": "binary", "contentMediaType": "application/octet-stream",
                 "description": f"{_label(field)}: a PNG, JPEG, GIF or WebP image (judged by its bytes)."}
     rules = parsed_rules(field, action)
-    names = {rule.name for rule in rules}
-    kind = json_type(field, names)
+    description = describe(field)
+    kind = description.json_type
     schema: Schema = {"type": kind}
     notes: list[str] = []
     has_max = False
@@ -105,13 +92,12 @@ def input_schema(field: Field, action: str, form: bool = False) -> Schema:
             notes.append(f"send the same value again as {field.name}_confirmation")
         elif rule.name == "current_password":
             notes.append(f"changing it needs {CURRENT_PASSWORD}")
-    typed = bool(names & (TYPE_RULES - {"string"}))
-    if field.is_text and kind == "string" and not typed and not has_max:
+    if description.is_text and not has_max:
         schema["maxLength"] = MAX_TEXT  # the validator's implicit ceiling for text
     if kind == "integer":
         schema.setdefault("minimum", -INT64 - 1)
         schema.setdefault("maximum", INT64)
-    if kind == "string" and _is_date(field, names):
+    if description.type == "date":
         schema["format"] = "date"
         notes.append("an ISO 8601 date (a date-time is accepted too)")
     if kind == "string" and is_required(field, action):
@@ -138,13 +124,38 @@ def confirmation_schema(field: Field, action: str, form: bool = False) -> Schema
     return schema
 
 
+def write_body(fields: list[Field], action: str, form: bool = False) -> Schema:
+    """A store / PUT / PATCH body: writable fields (images only as form parts), `_confirmation`
+    companions, `required` as the action applies it. Other keys are ignored, never stored."""
+    properties: dict[str, Schema] = {}
+    required: list[str] = []
+    sent = writable(fields)
+    for field in fields:
+        if field not in sent and not (form and field.is_file and not field.is_readonly):
+            continue
+        properties[field.name] = input_schema(field, action, form)
+        needed = is_required(field, action) and (not field.is_file or action == "store")
+        if needed:
+            required.append(field.name)
+        if any(rule.name == "confirmed" for rule in parsed_rules(field, action)):
+            companion = f"{field.name}_confirmation"
+            properties[companion] = confirmation_schema(field, action, form)
+            if needed:
+                required.append(companion)
+    if asks_current_password(fields, action):
+        properties[CURRENT_PASSWORD] = current_password_schema()
+    schema: Schema = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
+
+
 def output_schema(field: Field) -> Schema:
     """The attribute as responses show it (`service.core.serializer.present`).
 
     It is null when the field is nullable, optional without a default, or set by the
     server (read-only, `value(...)`, images): a record need not carry it."""
-    names = {rule.name for rule in parsed_rules(field, "store")}
-    kind = "string" if field.is_file else json_type(field, names)
+    kind = "string" if field.is_file else describe(field).json_type
     schema: Schema = {"type": kind}
     always = (is_required(field, "store") or (field.has_default and field.default_value is not None))
     server_set = field.is_readonly or field.is_file or field.value_callback is not None

@@ -27,7 +27,8 @@ _COMPILED: dict[tuple, FieldRules] = {}
 def compiled_rules(field: Field, action: str) -> FieldRules:
     """Compiled rules, cached by everything that shapes them (fields are rebuilt per request)."""
     mode = "store" if action == "store" else "update"
-    key = (field.name, field.kind, mode, tuple(field.rules_for(mode)), field.is_nullable,
+    key = (field.name, field.kind, mode, tuple(field.rule_list), tuple(field.storing_rule_list),
+           tuple(field.updating_rule_list), field.is_nullable,
            tuple(sorted(field.message_map.items())))
     rules = _COMPILED.get(key)
     if rules is None:
@@ -84,7 +85,7 @@ async def validate(app: "Restify", fields: list[Field], payload: Mapping[str, An
         if action == "patch" and not present:
             continue
         value = payload.get(field.name)
-        if value == "" and not field.is_text:
+        if value == "" and not rules.description.is_text:
             value = None  # an empty form value means "no value" for typed fields
         if rules.required and _is_blank(value):
             errors[field.name] = [rules.message("required")]

@@ -6,21 +6,20 @@ the subscription `<type>Changed` (service/graphql/subscriptions.py), and one fie
 relation; `me` when the user repository is in the schema. Printed sorted, so the same repositories
 always give byte-identical SDL.
 """
-import math
 import re
 from typing import Any
 
 from graphql import (
-    GRAPHQL_MAX_INT, GRAPHQL_MIN_INT, GraphQLArgument, GraphQLBoolean, GraphQLField, GraphQLFloat, GraphQLID,
+    GraphQLArgument, GraphQLBoolean, GraphQLField, GraphQLFloat, GraphQLID,
     GraphQLInputField, GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType,
     GraphQLSchema, GraphQLString, lexicographic_sort_schema, print_schema,
 )
 
 from service.core.context import Context
+from service.core.description import Rule, describe
 from service.core.errors import DeclarationError
 from service.core.fields import Field
 from service.core.registry import Registry, Resource
-from service.core.rules import Rule
 from service.core.serializer import visible
 from service.core.schemas import CURRENT_PASSWORD, asks_current_password
 from service.core.validation import writable
@@ -46,22 +45,8 @@ def exposed(registry: Registry, config: GraphQLConfig) -> list[Resource]:
     return sorted((r for r in registry.resources.values() if config.includes(r.name)), key=lambda r: r.name)
 
 
-def _fits_32_bits(field: Field) -> bool:
-    """Whether every value the field's rules accept, on store and on update, is a 32-bit integer."""
-    for action in ("store", "update"):
-        low, high = -math.inf, math.inf
-        for rule in map(Rule.parse, field.rules_for(action)):
-            rule_low, rule_high = rule.bounds
-            low, high = max(low, rule_low), min(high, rule_high)
-        if not (GRAPHQL_MIN_INT <= low and high <= GRAPHQL_MAX_INT):
-            return False
-    return True
-
-
 def _scalar(field: Field, config: GraphQLConfig) -> Any:
-    kind = field.kind
-    if kind == "numeric" and any(Rule.parse(t).name == "integer" for t in field.rule_list):
-        kind = "integer" if _fits_32_bits(field) else "long"
+    kind = describe(field).graphql_kind
     name = config.values["types"].get(kind, "String")
     if name not in SCALARS:
         raise DeclarationError(f"graphql config maps {kind!r} to {name!r}, which is not a built-in scalar")
@@ -155,7 +140,7 @@ class SchemaBuilder:
         for f in writable(self._fields(resource)):
             members[f.name] = GraphQLInputField(_scalar(f, self.config))
             if any(Rule.parse(t).name == "confirmed" for t in f.rules_for("store") + f.rules_for("update")):
-                members[f"{f.name}_confirmation"] = GraphQLInputField(GraphQLString)
+                members[f"{f.name}_confirmation"] = GraphQLInputField(_scalar(f, self.config))  # the same value
         if asks_current_password(writable(self._fields(resource)), "update"):
             members[CURRENT_PASSWORD] = GraphQLInputField(GraphQLString)  # read by update<Type> only
         if not members:

@@ -6,6 +6,7 @@ from service.config import Settings
 from service.core.context import Context
 from service.core.profile import _fallback_fields as profile_fallback_fields
 from service.core.registry import Registry, Resource
+from service.core.schemas import write_body
 from service.core.uploads import CONTENT_TYPES
 from service.openapi import parameters, resources
 from service.openapi.components import JSON, error_responses, json_content, schema_ref
@@ -127,7 +128,7 @@ def profile_schemas(registry: Registry, settings: Settings) -> dict[str, Schema]
     fields = profile_fallback_fields()
     type_name = str(settings.get("auth", "user_repository"))
     return {"Profile": resources.resource_schema(type_name, resources.attributes_schema(fields), None, None),
-            "ProfileUpdate": resources.write_schema(fields, "update")}
+            "ProfileUpdate": write_body(fields, "update")}
 
 
 def profile_paths(registry: Registry, settings: Settings) -> dict[str, Schema]:

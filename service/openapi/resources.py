@@ -63,31 +63,6 @@ def resource_schema(type_name: str, attributes_ref: Schema, relationships_ref: S
             "additionalProperties": False}
 
 
-def write_schema(fields: list[Field], action: str, form: bool = False) -> Schema:
-    """A store / PUT / PATCH body: writable fields (images only as form parts), `_confirmation`
-    companions, `required` as the action applies it. Other keys are ignored, never stored."""
-    properties: dict[str, Schema] = {}
-    required: list[str] = []
-    for field in fields:
-        if field not in writable(fields) and not (form and field.is_file and not field.is_readonly):
-            continue
-        properties[field.name] = attributes.input_schema(field, action, form)
-        needed = attributes.is_required(field, action) and (not field.is_file or action == "store")
-        if needed:
-            required.append(field.name)
-        if any(rule.name == "confirmed" for rule in attributes.parsed_rules(field, action)):
-            companion = f"{field.name}_confirmation"
-            properties[companion] = attributes.confirmation_schema(field, action, form)
-            if needed:
-                required.append(companion)
-    if attributes.asks_current_password(fields, action):
-        properties[attributes.CURRENT_PASSWORD] = attributes.current_password_schema()
-    schema: Schema = {"type": "object", "properties": properties}
-    if required:
-        schema["required"] = required
-    return schema
-
-
 def has_files(resource: Resource) -> bool:
     return any(f.is_file and not f.is_readonly for f in fields_for(resource, "store"))
 
@@ -112,8 +87,8 @@ def schemas(resource: Resource) -> dict[str, Schema]:
     if relationships is not None:
         out[name(n, "Relationships")] = relationships_schema(resource)
     for action in WRITE_ACTIONS:
-        out[name(n, action.capitalize())] = write_schema(fields_for(resource, action), action)
+        out[name(n, action.capitalize())] = attributes.write_body(fields_for(resource, action), action)
     if has_files(resource):
-        out[name(n, "StoreForm")] = write_schema(fields_for(resource, "store"), "store", form=True)
-        out[name(n, "UpdateForm")] = write_schema(fields_for(resource, "update"), "update", form=True)
+        out[name(n, "StoreForm")] = attributes.write_body(fields_for(resource, "store"), "store", form=True)
+        out[name(n, "UpdateForm")] = attributes.write_body(fields_for(resource, "update"), "update", form=True)
     return out

@@ -16,8 +16,12 @@ DEMO_TOOLS = [
     "tags-index-tool", "tags-show-tool", "tags-store-tool",
     "users-index-tool", "users-profile-tool", "users-show-tool",
 ]
+_PATHS = ("comments|comments\\.post|comments\\.post\\.comments|comments\\.post\\.tags|comments\\.post\\.user|"
+          "comments\\.user|comments\\.user\\.posts|tags|user|user\\.posts|user\\.posts\\.comments|user\\.posts\\.tags|"
+          "user\\.posts\\.user")
+INCLUDE_PATTERN = f"^(?:{_PATHS})(?:,(?:{_PATHS}))*$"
 INCLUDE_POSTS = ("Comma-separated relations to load into `relationships`: comments, tags, user. Dotted paths load "
-                 "nested relations (e.g. comments.<relation>), up to 3 levels.")
+                 "nested ones (e.g. comments.post), at most 3 levels. An unknown or too deep path is a 400.")
 
 
 async def tools_of(connect, token: str) -> dict:
@@ -50,8 +54,8 @@ async def test_index_tool_schema_has_paging_search_sort_include_and_matchable_fi
             "search": {"type": "string", "maxLength": 255, "description": "Case-insensitive text searched in: title."},
             "sort": {"type": "string", "pattern": "^[-+]?(?:title|views|id)(?:,[-+]?(?:title|views|id))*$",
                      "description": "Comma-separated fields to sort by, '-' first for descending (e.g. '-title,id'); "
-                                    "sortable: title, views, id. Ties are broken by id."},
-            "include": {"type": "string", "description": INCLUDE_POSTS},
+                                    "sortable: title, views, id. Ties are broken by id; any other field is a 400."},
+            "include": {"type": "string", "pattern": INCLUDE_PATTERN, "description": INCLUDE_POSTS},
             "published": {"type": ["boolean", "null"], "description": "Only records whose published equals this "
                                                                       "value exactly (null: records without one)."},
             "user_id": {"type": ["string", "null"], "description": "Only records whose user_id equals this value "
@@ -59,6 +63,20 @@ async def test_index_tool_schema_has_paging_search_sort_include_and_matchable_fi
         },
     }
     assert tool.annotations.read_only_hint is True
+
+
+async def test_index_tool_and_openapi_share_sort_include_per_page_and_search(connect, ann):
+    """Built once in core: the tool's argument is the OpenAPI parameter's schema with its text (the
+    include pattern was missing from the tool, the texts differed)."""
+    from service.config import Settings
+    from service.openapi import build_document
+    properties = (await tools_of(connect, ann["token"]))["posts-index-tool"].input_schema["properties"]
+    document = build_document(load_app(ROOT), Settings(app_dir=ROOT))
+    parameters = {p["name"]: p for p in document["paths"]["/api/restify/posts"]["get"]["parameters"]}
+    for tool_name, parameter_name in (("sort", "sort"), ("include", "related"), ("search", "search")):
+        assert properties[tool_name] == {**parameters[parameter_name]["schema"],
+                                         "description": parameters[parameter_name]["description"]}, tool_name
+    assert properties["perPage"]["description"] == parameters["perPage"]["description"]
 
 
 async def test_store_tool_schema_has_types_required_defaults_and_max_lengths(connect, ann):

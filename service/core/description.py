@@ -1,0 +1,164 @@
+"""One description of a field: what its values are, read once from its kind and rules.
+
+Every door reads it instead of re-deriving a type: the validator (`service.core.rules`), the JSON
+Schemas of OpenAPI and MCP (`service.core.schemas`), the GraphQL scalar (`graphql_kind`), the coercion
+of query-string values and the filter operators a field allows. A new field kind or a new value type
+is added here (and its check in `rules.py`); a new filter operator is added to `OPERATORS`.
+
+A field has one type for every action: the kind first, then the type rules of all its rule lists
+(`rules`, `storing_rules`, `updating_rules`), in the order boolean, integer, number, date, text.
+"""
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from service.core.errors import BadRequest
+from service.core.fields import Field
+
+INT64 = 2**63 - 1
+TEXT_KINDS = ("string", "textarea", "password")
+INT32 = (-(2 ** 31), 2 ** 31 - 1)  # GraphQL's Int
+
+# The filter operators each value type allows (DESIGN §12); `eq` is the plain `<field>=v` match.
+_ORDERED = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "between", "null")
+OPERATORS: dict[str, tuple[str, ...]] = {
+    "boolean": ("eq", "ne", "null"),
+    "integer": _ORDERED,
+    "number": _ORDERED,
+    "date": _ORDERED,
+    "string": ("eq", "ne", "in", "nin", "null"),
+}
+_JSON_TYPES = {"boolean": "boolean", "integer": "integer", "number": "number"}
+_TRUE, _FALSE = ("true", "1"), ("false", "0")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule string, `name:param,param`."""
+    name: str
+    params: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> "Rule":
+        name, _, rest = text.partition(":")
+        params = tuple(p.strip() for p in rest.split(",")) if rest else ()
+        return cls(name.strip(), params)
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The (low, high) a `min`, `max` or `between` rule allows; unbounded for any other rule."""
+        values = [float(p) for p in self.params] if self.name in ("min", "max", "between") else []
+        low = values[0] if self.name in ("min", "between") else -math.inf
+        high = values[-1] if self.name in ("max", "between") else math.inf
+        return low, high
+
+
+def _fits(texts: tuple[str, ...], low: float, high: float) -> bool:
+    """Whether the `min`, `max` and `between` rules of one action keep values within [low, high]."""
+    rules = [Rule.parse(text).bounds for text in texts]
+    return low <= max((r[0] for r in rules), default=-math.inf) and min((r[1] for r in rules), default=math.inf) <= high
+
+
+_INTEGER_TEXT = re.compile(r"^[+-]?\d{1,20}$", re.ASCII)
+_DECIMAL_TEXT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?$", re.ASCII)
+
+
+def to_number(value: Any) -> int | float | None:
+    """A finite number that fits in 64 bits, from a number or a plain numeric string; else None.
+    Strings are read strictly: no digit separators, no "nan", no "inf"."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if _INTEGER_TEXT.match(text):
+            value = int(text)
+        elif len(text) <= 32 and _DECIMAL_TEXT.match(text):
+            value = float(text)
+        else:
+            return None
+    if isinstance(value, int):
+        return value if -INT64 - 1 <= value <= INT64 else None
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    return None
+
+
+@dataclass(frozen=True)
+class Description:
+    name: str
+    kind: str   # as declared: string, textarea, password, numeric, boolean, date, image
+    type: str   # what a value is: "boolean", "integer", "number", "date" or "string"
+    fits_32_bits: bool  # an integer whose rules keep it within GraphQL's Int, on store and on update
+
+    @property
+    def is_text(self) -> bool:
+        """Free text: gets the implicit length ceiling; an empty string is a value, not "no value"."""
+        return self.type == "string" and self.kind in TEXT_KINDS
+
+    @property
+    def is_number(self) -> bool:
+        return self.type in ("integer", "number")
+
+    @property
+    def json_type(self) -> str:
+        return _JSON_TYPES.get(self.type, "string")
+
+    @property
+    def graphql_kind(self) -> str:
+        """The key of graphql.toml's `[types]` table that gives the field's scalar."""
+        if self.type == "integer":
+            return "integer" if self.fits_32_bits else "long"
+        if self.type == "number":
+            return "numeric"
+        if self.type in ("boolean", "date"):
+            return self.type
+        return self.kind
+
+    @property
+    def operators(self) -> tuple[str, ...]:
+        return OPERATORS[self.type]
+
+    def coerce(self, raw: str) -> Any:
+        """A query-string value in the field's own type; "null" means a missing value."""
+        if raw == "null":
+            return None
+        if self.is_number:  # any number, integers too: a filter finds what is stored, even 2.5 written around the rules
+            number = to_number(raw)
+            if number is None:
+                raise self._bad_filter("a number")
+            return number
+        if self.type == "boolean":
+            if raw.lower() in _TRUE + _FALSE:
+                return raw.lower() in _TRUE
+            raise self._bad_filter("true or false")
+        return raw
+
+    def _bad_filter(self, what: str) -> BadRequest:
+        message = f"The {self.name} filter must be {what}."
+        return BadRequest(message, {self.name: [message]})
+
+
+def describe(field: Field) -> Description:
+    """The field's description (cached: fields are rebuilt per request, their declarations repeat)."""
+    return _describe(field.name, field.kind, tuple(field.rule_list), tuple(field.storing_rule_list),
+                     tuple(field.updating_rule_list))
+
+
+@lru_cache(maxsize=4096)
+def _describe(name: str, kind: str, rules: tuple[str, ...], storing: tuple[str, ...],
+              updating: tuple[str, ...]) -> Description:
+    names = {Rule.parse(text).name for text in (*rules, *storing, *updating)}
+    if kind == "boolean" or "boolean" in names:
+        type_ = "boolean"
+    elif "integer" in names:
+        type_ = "integer"
+    elif kind == "numeric" or "numeric" in names:
+        type_ = "number"
+    elif kind == "date" or "date" in names:
+        type_ = "date"
+    else:
+        type_ = "string"
+    fits = _fits((*rules, *storing), *INT32) and _fits((*rules, *updating), *INT32)
+    return Description(name, kind, type_, type_ == "integer" and fits)

@@ -1,0 +1,101 @@
+"""JSON Schemas of the index and show parameters, as `service.core.query` reads them.
+
+Built once for every door that describes them: MCP puts them in tool arguments, OpenAPI in query
+parameters (where a schema's `description` becomes the parameter's). A schema carries its own text.
+"""
+import re
+from typing import TYPE_CHECKING, Any
+
+from service.config import Settings
+from service.core.description import describe
+from service.core.fields import Field
+from service.core.query import RESERVED, max_related_depth
+
+if TYPE_CHECKING:
+    from service.core.registry import Resource
+
+Schema = dict[str, Any]
+MAX_LISTED_PATHS = 200  # above this many relation paths, `include` gets no pattern
+_NAME = re.compile(r"^\w+$")
+
+
+def _list_pattern(items: list[str]) -> str:
+    one = "(?:" + "|".join(re.escape(item) for item in items) + ")"
+    return f"^{one}(?:,{one})*$"
+
+
+def per_page_schema(resource: "Resource", settings: Settings) -> Schema:
+    default_size = resource.per_page or int(settings.get("pagination", "per_page") or 15)
+    cap = settings.max_per_page
+    text = f"Records per page (default {min(default_size, cap) if cap else default_size}"
+    text += f"; at most {cap}, a larger value is clamped)." if cap else ")."
+    return {"type": "integer", "minimum": 1, "description": text}
+
+
+def search_schema(fields: list[Field], settings: Settings) -> Schema | None:
+    searchable = [f.name for f in fields if f.is_searchable]
+    if not searchable:
+        return None
+    limit = int(settings.get("query", "max_search_length") or 255)
+    return {"type": "string", "maxLength": limit,
+            "description": f"Case-insensitive text searched in: {', '.join(searchable)}."}
+
+
+def sort_schema(fields: list[Field]) -> Schema:
+    sortable = [f.name for f in fields if f.is_sortable] + ["id"]
+    example = f"-{sortable[0]},id" if len(sortable) > 1 else "-id"
+    schema: Schema = {"type": "string"}
+    if all(_NAME.match(name) for name in sortable):
+        one = f"[-+]?(?:{'|'.join(sortable)})"
+        schema["pattern"] = f"^{one}(?:,{one})*$"
+    schema["description"] = (f"Comma-separated fields to sort by, '-' first for descending (e.g. '{example}'); "
+                             f"sortable: {', '.join(sortable)}. Ties are broken by id; any other field is a 400.")
+    return schema
+
+
+def relation_paths(resource: "Resource", depth: int) -> list[str]:
+    """Every dotted relation path from `resource`, at most `depth` levels deep."""
+    paths: list[str] = []
+
+    def walk(owner: "Resource", prefix: str, left: int) -> None:
+        for relation_name, relation in sorted(owner.relations.items()):
+            path = f"{prefix}{relation_name}"
+            paths.append(path)
+            if left > 1 and len(paths) <= MAX_LISTED_PATHS:
+                walk(relation.target, path + ".", left - 1)
+
+    walk(resource, "", depth)
+    return paths
+
+
+def include_schema(resource: "Resource", settings: Settings) -> Schema | None:
+    """`include` (and its REST alias `related`), with the allowed relation paths; None without relations."""
+    if not resource.relations:
+        return None
+    depth = max_related_depth(settings)
+    paths = relation_paths(resource, depth)
+    direct = sorted(resource.relations)
+    schema: Schema = {"type": "string"}
+    if len(paths) <= MAX_LISTED_PATHS and all(_NAME.match(p.replace(".", "_")) for p in paths):
+        schema["pattern"] = _list_pattern(paths)
+    text = f"Comma-separated relations to load into `relationships`: {', '.join(direct)}."
+    if depth > 1:
+        nested = next((p for p in paths if "." in p), None)
+        text += f" Dotted paths load nested ones{f' (e.g. {nested})' if nested else ''}, at most {depth} levels."
+    schema["description"] = text + " An unknown or too deep path is a 400."
+    return schema
+
+
+def filtered(fields: list[Field]) -> list[Field]:
+    """The fields an index filters on by name: matchable ones whose name is no reserved parameter."""
+    return [f for f in fields if f.is_matchable and f.name not in RESERVED]
+
+
+def filter_schema(field: Field, json_null: bool) -> Schema:
+    """The value of `<field>=v`, in the field's own type. JSON arguments say "without one" with null;
+    a query string says it with the text `null`."""
+    kind = describe(field).json_type
+    without = "null" if json_null else "`null`"
+    return {"type": [kind, "null"] if json_null else kind,
+            "description": f"Only records whose {field.name} equals this value exactly ({without}: records "
+                           "without one)."}
