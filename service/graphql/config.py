@@ -8,7 +8,8 @@ from typing import Any
 FILE_NAME = "graphql.toml"
 
 DEFAULTS: dict[str, dict[str, Any]] = {
-    # Field kind -> GraphQL scalar. "integer" is a numeric field with an `integer` rule whose min/max
+    # Field kind -> GraphQL scalar (the key is `Description.graphql_kind`: the kind, or the type its rules
+    # give). "integer" is a field with an `integer` rule whose min/max
     # keep it within 32 bits; "long" one without such bounds (Long: a 64-bit integer written as a string).
     "types": {"string": "String", "textarea": "String", "password": "String", "image": "String",
               "numeric": "Float", "integer": "Int", "long": "Long", "boolean": "Boolean", "date": "String"},
@@ -21,7 +22,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 PUBLISHED = f'''# GraphQL settings for Restify. `restify graphql:generate` and the /graphql endpoint read this file.
 
 [types]
-# The GraphQL scalar for each field kind; "integer" is a numeric field with an `integer` rule and min/max
+# The GraphQL scalar for each field kind; "integer" is a field with an `integer` rule and min/max
 # rules within 32 bits, "long" one without them (Long: a signed 64-bit integer, a string in JSON).
 {chr(10).join(f'{k} = "{v}"' for k, v in DEFAULTS["types"].items())}
 
