@@ -5,8 +5,9 @@ Schemas of OpenAPI and MCP (`service.core.schemas`), the GraphQL scalar (`graphq
 of query-string values and the filter operators a field allows. A new field kind or a new value type
 is added here (and its check in `rules.py`); a new filter operator is added to `OPERATORS`.
 
-A field has one type for every action: the kind first, then the type rules of all its rule lists
-(`rules`, `storing_rules`, `updating_rules`), in the order boolean, integer, number, date, text.
+A field has one type for every action, read from its kind and the type rules of all its rule lists
+(`rules`, `storing_rules`, `updating_rules`): the first of boolean (kind or rule), integer (rule),
+number (kind or rule), date (kind or rule), else text — the order the validator has always checked in.
 """
 import math
 import re
@@ -160,5 +161,5 @@ def _describe(name: str, kind: str, rules: tuple[str, ...], storing: tuple[str, 
         type_ = "date"
     else:
         type_ = "string"
-    fits = _fits((*rules, *storing), *INT32) and _fits((*rules, *updating), *INT32)
-    return Description(name, kind, type_, type_ == "integer" and fits)
+    fits = type_ == "integer" and _fits((*rules, *storing), *INT32) and _fits((*rules, *updating), *INT32)
+    return Description(name, kind, type_, fits)
