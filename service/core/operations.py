@@ -15,15 +15,13 @@ from service.core import loading, uploads
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import Forbidden, NotFound, Unauthenticated
-from service.core.presenting import asked_relations, serialize, with_relations
+from service.core.presenting import asked_relations, with_relations
 from service.core.query import IndexQuery, parse_index
 from service.core.registry import Resource
 from service.core.serializer import resource_object, visible
 from service.core.validation import canonical_references
-from service.core.writes import Write, now, remove, write
+from service.core.writes import Write, now, remove, write  # noqa: F401 (`now`: imported from here too)
 from storage import Filter
-
-__all__ = ["index", "show", "store", "update", "delete", "serialize", "now"]
 
 
 MAX_SKIP = 2**63 - 1
