@@ -81,7 +81,14 @@ class Restify:
         """This application with today's registry fixed, for one operation from start to end: a reload
         between two of its awaits cannot mix two registries. Everything else (settings, database,
         disks, hashing lane, index tracking) is shared with the application."""
-        return copy.copy(self)
+        view = copy.copy(self)
+        view._origin = self.origin
+        return view
+
+    @property
+    def origin(self) -> "Restify":
+        """The application itself, for a pinned view too: what state kept per application is keyed by."""
+        return self.__dict__.get("_origin", self)
 
     async def ready(self) -> None:
         """Creates the unique indexes that back `unique:` rules, once per registry: a registry is
