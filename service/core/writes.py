@@ -61,23 +61,28 @@ class Written:
 
 
 async def write(plan: Write) -> Written:
+    """Runs the steps of the write path, in order, for one record."""
     app, context = plan.app, plan.context
     record_id = None if plan.existing is None else plan.existing["id"]
+    # 1. Validate: fields and uploads together, one 422 with every problem.
     values, pending = await validate_request(app, plan.fields, plan.payload, plan.action, record_id=record_id,
                                              files=plan.files, existing=plan.existing, acting=context.user)
+    # 2. Server-set values, 3. timestamps.
     if plan.creating:
         values.update(server_values(plan.fields, context))
     stamp = now()
     if plan.creating:
         values["created_at"] = stamp
     values["updated_at"] = stamp
-    # Before-hooks run here; values they change are not validated again.
+    # 4. Before-hooks run here; values they change are not validated again.
+    # 5. Save: files first, then the record.
     document = await save(app, plan.resource, plan.fields, values, pending, record_id or new_id(), plan.existing)
+    # 6. After-hooks run here, once the record is written, after the framework's own.
     if not plan.creating:
         await tokens.after_user_update(app, plan.resource, plan.fields, values, document["id"], context)
     if plan.acts_as_written:
         context.user = plan.resource.model(document)
-    # After-hooks run here, once the record is written.
+    # 7. Serialize.
     data = serialize(app, plan.resource, context, document, fields=plan.fields) if plan.flags \
         else resource_object(plan.resource.name, plan.fields, document)
     return Written(document, data)
