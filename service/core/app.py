@@ -3,7 +3,9 @@
 One instance serves every front door; it holds no request state.
 """
 import asyncio
+import copy
 import logging
+import weakref
 
 from service.config import Settings
 from service.core.context import Context
@@ -27,7 +29,8 @@ class Restify:
             threads=int(settings.get("auth", "hash_threads") or 1),
             queue=int(settings.get("auth", "hash_queue") or 0),
         )
-        self._indexed = False
+        # The registries whose unique indexes exist; shared by every pinned view of this application.
+        self._indexed: weakref.WeakSet[Registry] = weakref.WeakSet()
         self._index_lock = asyncio.Lock()
         root = settings.app_dir / settings.get("files", "root")
         self.disks: dict[str, Disk] = {"local": LocalDisk(root), "gridfs": db.gridfs()}
@@ -71,21 +74,35 @@ class Restify:
         return self.registry.get(self.settings.get("auth", "user_repository"))
 
     def swap_registry(self, registry: Registry) -> None:
-        """Serve new repository definitions; requests in flight keep the registry they started with."""
+        """Serve new repository definitions; operations in flight keep the registry they pinned."""
         self.registry = registry
-        self._indexed = False
+
+    def pinned(self) -> "Restify":
+        """This application with today's registry fixed, for one operation from start to end: a reload
+        between two of its awaits cannot mix two registries. Everything else (settings, database,
+        disks, hashing lane, index tracking) is shared with the application."""
+        view = copy.copy(self)
+        view._origin = self.origin
+        return view
+
+    @property
+    def origin(self) -> "Restify":
+        """The application itself, for a pinned view too: what state kept per application is keyed by."""
+        return self.__dict__.get("_origin", self)
 
     async def ready(self) -> None:
-        """Creates the unique indexes that back `unique:` rules, once per registry."""
-        if self._indexed:
+        """Creates the unique indexes that back `unique:` rules, once per registry: a registry is
+        marked indexed only by the run that created its own indexes."""
+        registry = self.registry
+        if registry in self._indexed:
             return
         async with self._index_lock:
-            if self._indexed:
+            if registry in self._indexed:
                 return
             pairs: set[tuple[str, str]] = set()
-            for resource in self.registry.resources.values():
+            for resource in registry.resources.values():
                 pairs |= unique_indexes(resource.fields(Context(action="declaration")))
             for collection, column in sorted(pairs):
                 await self.db.collection(collection).ensure_unique(column)
             await self.db.collection("personal_access_tokens").ensure_unique("token_hash")
-            self._indexed = True
+            self._indexed.add(registry)

@@ -2,15 +2,14 @@
 change stream delivered instead of one a request read.
 
 The rules are the operations layer's own: `allow_restify`, the policy's `scope`, `show`, the
-fields visible in this context, eager relations, and the same serializer (`operations.serialize`).
+fields visible in this context, eager relations, and the same presentation (`presenting`).
 """
 from collections.abc import Mapping
 from typing import Any
 
-from service.core import loading
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.operations import serialize
+from service.core.presenting import with_relations
 from service.core.registry import Resource
 
 
@@ -31,14 +30,13 @@ def in_scope(alternatives: tuple[Mapping[str, Any], ...] | None, document: Mappi
 async def present(app: Restify, resource: Resource, context: Context, document: dict[str, Any]) -> dict[str, Any] | None:
     """`{"data": resource}` exactly as show gives it to this context's user, or None when that
     user may not see the record."""
+    app = app.pinned()
     policies = app.registry.policies
     if not in_scope(policies.scope(resource.model, context.user), document):
         return None
     if not policies.allows(resource.model, "show", context.user, resource.model(document)):
         return None
-    tree = loading.with_eager(resource, {})
-    related = await loading.load(app, resource, context, [document], tree) if tree else {}
-    return {"data": serialize(app, resource, context, document, related.get(document["id"]))}
+    return {"data": await with_relations(app, resource, context, document)}
 
 
 def gone(resource: Resource, id: str) -> dict[str, Any]:

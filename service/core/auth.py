@@ -11,11 +11,11 @@ from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import BadRequest, Unauthenticated, ValidationFailed
 from service.core.models import Model
-from service.core.operations import now, save, serialize
+from service.core.presenting import serialize
 from service.core.registry import Resource
 from service.core.tokens import TOKENS, create_token, digest, revoke_tokens
-from service.core.validation import validate_request
-from storage import Filter, is_valid_id, new_id
+from service.core.writes import Write, now, write
+from storage import Filter, is_valid_id
 
 BAD_CREDENTIALS = "These credentials do not match our records."
 
@@ -29,6 +29,7 @@ def _users(app: Restify) -> Resource:
 
 async def authenticate(app: Restify, token: str) -> Model:
     """The user a bearer token belongs to; Unauthenticated for anything else."""
+    app = app.pinned()
     token_id, _, secret = token.partition("|")
     if not secret or not is_valid_id(token_id):
         raise Unauthenticated()
@@ -47,35 +48,33 @@ async def authenticate(app: Restify, token: str) -> Model:
     return resource.model(user)
 
 
-def _with_token(app: Restify, resource: Resource, context: Context, user: dict[str, Any], token: str) -> dict[str, Any]:
-    body = serialize(app, resource, context, user)
-    body["meta"]["token"] = token
-    return body
+def _with_token(data: dict[str, Any], token: str) -> dict[str, Any]:
+    data["meta"]["token"] = token
+    return data
 
 
 async def create_user(app: Restify, payload: dict[str, Any], context: Context) -> dict[str, Any]:
-    """Stores a user through the user repository's own fields and rules (what register and
-    seeders share); afterwards `context.user` is that user."""
+    """Stores a user through the user repository's own fields and rules, on the write path every
+    store takes (what register and seeders share); afterwards `context.user` is that user. Returns
+    the user as the client sees it (`id`, `attributes`, `meta`)."""
+    app = app.pinned()
     context.action = "store"
     resource = _users(app)
     await ratelimit.registration_attempt(app, context.extras.get("address"))  # counted before any work
     await app.ready()
-    fields = resource.fields(context)
-    values, pending = await validate_request(app, fields, payload, "store")
-    values["created_at"] = values["updated_at"] = now()
-    user = await save(app, resource, fields, values, pending, new_id(), None)
-    context.user = resource.model(user)
-    return user
+    written = await write(Write(app, resource, resource.fields(context), context, payload, acts_as_written=True))
+    return written.data
 
 
 async def register(app: Restify, payload: dict[str, Any], context: Context) -> dict[str, Any]:
     """Creates a user, then a token."""
+    app = app.pinned()
     user = await create_user(app, payload, context)
-    token = await create_token(app, user["id"])
-    return _with_token(app, _users(app), context, user, token)
+    return _with_token(user, await create_token(app, user["id"]))
 
 
 async def login(app: Restify, payload: dict[str, Any], context: Context) -> dict[str, Any]:
+    app = app.pinned()
     email, password = payload.get("email"), payload.get("password")
     errors = {name: [f"The {name} field is required." if value in (None, "") else f"The {name} must be a string."]
               for name, value in (("email", email), ("password", password)) if not isinstance(value, str) or not value}
@@ -90,7 +89,7 @@ async def login(app: Restify, payload: dict[str, Any], context: Context) -> dict
         raise Unauthenticated(BAD_CREDENTIALS)
     token = await create_token(app, user["id"])
     context.user = resource.model(user)
-    return _with_token(app, resource, context, user, token)
+    return _with_token(serialize(app, resource, context, user), token)
 
 
 async def logout(app: Restify, context: Context) -> None:

@@ -307,6 +307,7 @@ _FEEDS: "weakref.WeakKeyDictionary[Restify, Feeds]" = weakref.WeakKeyDictionary(
 
 def feeds(app: Restify) -> Feeds:
     """The feeds of `app` in this process (made on first use)."""
+    app = app.origin  # one per application, whichever pinned view asks
     if app not in _FEEDS:
         _FEEDS[app] = Feeds(app)
     return _FEEDS[app]

@@ -3,20 +3,25 @@
 Every front door (REST, GraphQL, MCP, console) calls these with a Context; this
 is the one place where authorization, validation, querying and serialization
 meet. Results are the JSON bodies the REST API returns.
+
+Each operation pins the application first (`Restify.pinned`) and passes that view along, so it
+reads one registry from start to end even when the repositories are reloaded meanwhile. Writes
+take the one write path (`writes`).
 """
-from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlencode
 
-from service.core import loading, tokens, uploads
+from service.core import loading, uploads
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import Forbidden, NotFound, Unauthenticated, ValidationFailed
-from service.core.query import IndexQuery, check_parameter_names, parse_index, parse_related, relatable_per_page
+from service.core.errors import Forbidden, NotFound, Unauthenticated
+from service.core.presenting import asked_relations, with_relations
+from service.core.query import IndexQuery, parse_index
 from service.core.registry import Resource
-from service.core.serializer import iso, resource_object, visible
-from service.core.validation import canonical_references, unique_message, validate_request
-from storage import DuplicateKey, Filter, new_id
+from service.core.serializer import resource_object, visible
+from service.core.validation import canonical_references
+from service.core.writes import Write, now, remove, write  # noqa: F401 (`now`: imported from here too)
+from storage import Filter
 
 
 MAX_SKIP = 2**63 - 1
@@ -43,15 +48,6 @@ def _authorize(app: Restify, resource: Resource, action: str, context: Context,
         raise _deny(context)
 
 
-def serialize(app: Restify, resource: Resource, context: Context, document: dict[str, Any],
-              relationships: dict[str, list[dict]] | None = None, fields: list | None = None) -> dict[str, Any]:
-    """One resource object with its authorization flags, as show/store/update return it;
-    pass the `fields` the request already built to spare building them again."""
-    meta = app.registry.policies.flags(resource.model, context.user, resource.model(document))
-    shown = visible(fields if fields is not None else resource.fields(context))
-    return resource_object(resource.name, shown, document, relationships or None, meta)
-
-
 async def _find(app: Restify, resource: Resource, id: str, context: Context) -> dict[str, Any]:
     """The record, if `context.user` may see it: outside the scope, or refused by `show`, it is
     as missing as an id that never existed, so ids cannot be probed."""
@@ -64,6 +60,7 @@ async def _find(app: Restify, resource: Resource, id: str, context: Context) -> 
 
 
 async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
+    app = app.pinned()
     context.action = "index"
     resource = _enter(app, name, context)
     await app.ready()
@@ -128,94 +125,42 @@ def _envelope(context: Context, query: IndexQuery, skip: int, count: int, total:
 
 
 async def show(app: Restify, name: str, id: str, context: Context) -> dict[str, Any]:
+    app = app.pinned()
     context.action = "show"
     resource = _enter(app, name, context)
-    check_parameter_names(context.params)
-    tree = parse_related(resource, context.params, int(app.settings.get("query", "max_related_depth") or 3))
-    cap = relatable_per_page(context.params, app.settings)
+    asked = asked_relations(app, resource, context)
     document = await _find(app, resource, id, context)
-    tree = loading.with_eager(resource, tree)
-    related = await loading.load(app, resource, context, [document], tree, cap=cap) if tree else {}
-    return {"data": serialize(app, resource, context, document, related.get(document["id"]))}
-
-
-def now() -> str:
-    """The timestamp stored in created_at/updated_at: ISO 8601, UTC, milliseconds.
-
-    A fixed-width string sorts chronologically and survives `$set` unchanged on every
-    server (the embedded one turns a `$set` datetime into a naive string)."""
-    return iso(datetime.now(timezone.utc))
-
-
-async def save(app: Restify, resource: Resource, fields: list, values: dict[str, Any],
-               pending: list[uploads.PendingFile], record_id: str,
-               existing: dict[str, Any] | None) -> dict[str, Any]:
-    """Writes the uploads, then the record; a failed record write takes the new files back,
-    a successful one deletes the files it replaced."""
-    written = await uploads.write(app, pending, record_id, resource.name)
-    values.update(written)
-    collection = app.collection(resource)
-    replaced: dict[str, Any] = {}
-    try:
-        if existing is None:
-            document = await collection.insert({**values, "id": record_id})
-        else:
-            swapped = await collection.swap(record_id, values)
-            replaced, document = swapped if swapped else ({}, None)
-    except DuplicateKey as error:
-        await uploads.discard(app, written.values())
-        raise ValidationFailed(unique_message(fields, error.field)) from None
-    except BaseException:
-        await uploads.discard(app, written.values())
-        raise
-    if document is None:
-        await uploads.discard(app, written.values())
-        raise NotFound()
-    # What this write replaced (not what was read before it): racing uploads leave no orphan.
-    await uploads.discard(app, [replaced.get(n) for n, url in written.items() if replaced.get(n) != url])
-    return document
+    return {"data": await with_relations(app, resource, context, document, asked)}
 
 
 async def store(app: Restify, name: str, payload: dict[str, Any], context: Context,
                 files: dict[str, uploads.Upload] | None = None) -> dict[str, Any]:
+    app = app.pinned()
     context.action = "store"
     resource = _enter(app, name, context)
     _authorize(app, resource, "store", context)
     await app.ready()
-    fields = resource.fields(context)
-    values, pending = await validate_request(app, fields, payload, "store", files=files, acting=context.user)
-    for field in fields:
-        if field.value_callback is not None:
-            values[field.name] = field.value_callback(context)
-    values["created_at"] = values["updated_at"] = now()
-    document = await save(app, resource, fields, values, pending, new_id(), None)
-    return {"data": serialize(app, resource, context, document, fields=fields)}
+    written = await write(Write(app, resource, resource.fields(context), context, payload, files=files))
+    return {"data": written.data}
 
 
 async def update(app: Restify, name: str, id: str, payload: dict[str, Any], context: Context,
                  partial: bool = False, files: dict[str, uploads.Upload] | None = None) -> dict[str, Any]:
+    app = app.pinned()
     context.action = "patch" if partial else "update"
     resource = _enter(app, name, context)
     document = await _find(app, resource, id, context)
     _authorize(app, resource, "update", context, document)
     await app.ready()
-    fields = resource.fields(context)
-    values, pending = await validate_request(app, fields, payload, context.action, record_id=id, files=files,
-                                             existing=document, acting=context.user)
-    values["updated_at"] = now()
-    updated = await save(app, resource, fields, values, pending, id, document)
-    await tokens.after_user_update(app, resource, fields, values, id, context)
-    return {"data": serialize(app, resource, context, updated, fields=fields)}
+    written = await write(Write(app, resource, resource.fields(context), context, payload, action=context.action,
+                                existing=document, files=files))
+    return {"data": written.data}
 
 
 async def delete(app: Restify, name: str, id: str, context: Context) -> None:
+    app = app.pinned()
     context.action = "delete"
     resource = _enter(app, name, context)
     document = await _find(app, resource, id, context)
     _authorize(app, resource, "delete", context, document)
-    removed = await app.collection(resource).remove(id)
-    if removed is None:
-        raise NotFound()
-    await tokens.after_user_delete(app, resource, id)
-    # The files of the record as deleted, not as read above: an upload may have replaced one meanwhile.
-    await uploads.discard(app, [removed.get(f.name) for f in resource.fields(context) if f.is_file])
+    await remove(app, resource, context, document)

@@ -67,9 +67,9 @@ _blocked: "weakref.WeakKeyDictionary[Restify, Blocked]" = weakref.WeakKeyDiction
 
 
 def blocked(app: "Restify") -> Blocked:
-    found = _blocked.get(app)
+    found = _blocked.get(app.origin)  # one per application, whichever pinned view asks
     if found is None:
-        found = _blocked[app] = Blocked()
+        found = _blocked[app.origin] = Blocked()
     return found
 
 

@@ -6,6 +6,7 @@ import re
 import pytest
 
 import storage
+from service.core.registry import load_app
 
 PREFIX = "/api/restify"
 INVALID = "The given data was invalid."
@@ -140,6 +141,25 @@ class TestConcurrentRegistration:
         assert await count(db, "users", email="ann@example.com") == 1
         assert await count(db, "users") == 2  # the warm-up user and the winner
         assert await count(db, "personal_access_tokens") == 2
+
+
+class TestServerSetValues:
+    """Registration takes the write path every store takes: `value()` fields are set by the server."""
+
+    @pytest.fixture
+    def registry(self, app_copy):
+        path = app_copy / "repositories" / "users.py"
+        declared = 'field("avatar").image().nullable().path("avatars"),'
+        path.write_text(path.read_text().replace(
+            declared, declared + '\n            field("plan").readonly().value(lambda request: "member"),'))
+        return load_app(app_copy)
+
+    async def test_register_stores_and_answers_the_server_set_value_whatever_the_body_says(self, api, db):
+        response = await api.post("/api/register", registration(plan="admin"))
+        assert response.status == 201, response.body
+        assert response.json["attributes"]["plan"] == "member"
+        stored = await db.collection("users").find_one(storage.Filter(equals={"email": "ann@example.com"}))
+        assert stored["plan"] == "member"
 
 
 # -- login ----------------------------------------------------------------------------------

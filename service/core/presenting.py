@@ -1,0 +1,41 @@
+"""A record as one resource answers it: its attributes, its authorization flags and the relations
+the request asked for (with the model's eager ones). Show, the profile, the writes and the live
+changes all present a record through here."""
+from typing import TYPE_CHECKING, Any
+
+from service.core import loading
+from service.core.context import Context
+from service.core.query import RelationTree, check_parameter_names, parse_related, relatable_per_page
+from service.core.registry import Resource
+from service.core.serializer import resource_object, visible
+
+if TYPE_CHECKING:
+    from service.core.app import Restify
+
+Asked = tuple[RelationTree, int | None]  # the relations to load, and the cap of those not eager
+
+
+def serialize(app: "Restify", resource: Resource, context: Context, document: dict[str, Any],
+              relationships: dict[str, list[dict]] | None = None, fields: list | None = None) -> dict[str, Any]:
+    """One resource object with its authorization flags, as show/store/update return it;
+    pass the `fields` the request already built to spare building them again."""
+    meta = app.registry.policies.flags(resource.model, context.user, resource.model(document))
+    shown = visible(fields if fields is not None else resource.fields(context))
+    return resource_object(resource.name, shown, document, relationships or None, meta)
+
+
+def asked_relations(app: "Restify", resource: Resource, context: Context) -> Asked:
+    """The relations `context.params` ask for (`related`, `relatablePerPage`), checked before any
+    record is read: a bad parameter is a 400 whether the record exists or not."""
+    check_parameter_names(context.params)
+    tree = parse_related(resource, context.params, int(app.settings.get("query", "max_related_depth") or 3))
+    return loading.with_eager(resource, tree), relatable_per_page(context.params, app.settings)
+
+
+async def with_relations(app: "Restify", resource: Resource, context: Context, document: dict[str, Any],
+                         asked: Asked | None = None) -> dict[str, Any]:
+    """The resource object of `document` with its relations loaded (only the eager ones when
+    nothing was asked), as `context.user` may see them."""
+    tree, cap = asked if asked is not None else (loading.with_eager(resource, {}), None)
+    related = await loading.load(app, resource, context, [document], tree, cap=cap) if tree else {}
+    return serialize(app, resource, context, document, related.get(document["id"]))

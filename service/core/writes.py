@@ -1,0 +1,134 @@
+"""The one write path. Every write of a record (store, update, register, the profile update, and
+the seeders' writes through them) takes the same steps in the same order:
+
+    validate -> server-set values -> timestamps -> before-hooks -> save (files first, then the
+    record) -> after-hooks -> serialize
+
+and a delete the steps that apply to it: before-hooks -> remove -> after-hooks -> files. The
+places marked "hooks" are where the application's repository hooks (`before_store`, `stored`,
+`before_update`, `updated`, `before_delete`, `deleted`) run; what runs there today is the
+framework's own after-effects (a new password ends the user's other sessions).
+"""
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from service.core import tokens, uploads
+from service.core.app import Restify
+from service.core.context import Context
+from service.core.errors import NotFound, ValidationFailed
+from service.core.fields import Field
+from service.core.presenting import serialize
+from service.core.registry import Resource
+from service.core.serializer import iso, resource_object
+from service.core.validation import unique_message, validate_request
+from storage import DuplicateKey, new_id
+
+
+def now() -> str:
+    """The timestamp stored in created_at/updated_at: ISO 8601, UTC, milliseconds.
+
+    A fixed-width string sorts chronologically and survives `$set` unchanged on every
+    server (the embedded one turns a `$set` datetime into a naive string)."""
+    return iso(datetime.now(timezone.utc))
+
+
+@dataclass
+class Write:
+    """One record to write, and everything its steps read. `app` is the operation's pinned view:
+    every step sees the registry the operation started with."""
+    app: Restify
+    resource: Resource                  # where the record is saved
+    fields: list[Field]                 # what validates the payload and what the answer shows
+    context: Context
+    payload: Mapping[str, Any]
+    action: str = "store"               # "store", "update" (every field) or "patch" (the fields sent)
+    existing: dict[str, Any] | None = None  # the record an update changes
+    files: Mapping[str, uploads.Upload] | None = None
+    flags: bool = True                  # the answer carries the policy's authorization flags
+    acts_as_written: bool = False       # the record written is the acting user from now on
+
+    @property
+    def creating(self) -> bool:
+        return self.existing is None
+
+
+@dataclass
+class Written:
+    document: dict[str, Any]            # as stored
+    data: dict[str, Any]                # the resource object the client is answered with
+
+
+async def write(plan: Write) -> Written:
+    """Runs the steps of the write path, in order, for one record."""
+    app, context = plan.app, plan.context
+    record_id = None if plan.existing is None else plan.existing["id"]
+    # 1. Validate: fields and uploads together, one 422 with every problem.
+    values, pending = await validate_request(app, plan.fields, plan.payload, plan.action, record_id=record_id,
+                                             files=plan.files, existing=plan.existing, acting=context.user)
+    # 2. Server-set values, 3. timestamps.
+    if plan.creating:
+        values.update(server_values(plan.fields, context))
+    stamp = now()
+    if plan.creating:
+        values["created_at"] = stamp
+    values["updated_at"] = stamp
+    # 4. Before-hooks run here; values they change are not validated again.
+    # 5. Save: files first, then the record.
+    document = await save(app, plan.resource, plan.fields, values, pending, record_id or new_id(), plan.existing)
+    # 6. After-hooks run here, once the record is written, after the framework's own.
+    if not plan.creating:
+        await tokens.after_user_update(app, plan.resource, plan.fields, values, document["id"], context)
+    if plan.acts_as_written:
+        context.user = plan.resource.model(document)
+    # 7. Serialize.
+    data = serialize(app, plan.resource, context, document, fields=plan.fields) if plan.flags \
+        else resource_object(plan.resource.name, plan.fields, document)
+    return Written(document, data)
+
+
+def server_values(fields: list[Field], context: Context) -> dict[str, Any]:
+    """What `value()` callbacks set when a record is created, whatever the payload said."""
+    return {f.name: f.value_callback(context) for f in fields if f.value_callback is not None}
+
+
+async def remove(app: Restify, resource: Resource, context: Context, document: dict[str, Any]) -> None:
+    """Deletes an authorized record, then what hangs on it: the user's tokens, its files."""
+    # Before-hooks run here.
+    removed = await app.collection(resource).remove(document["id"])
+    if removed is None:
+        raise NotFound()
+    await tokens.after_user_delete(app, resource, document["id"])
+    # After-hooks run here.
+    # The files of the record as deleted, not as read before: an upload may have replaced one meanwhile.
+    await uploads.discard(app, [removed.get(f.name) for f in resource.fields(context) if f.is_file])
+
+
+async def save(app: Restify, resource: Resource, fields: list[Field], values: dict[str, Any],
+               pending: list[uploads.PendingFile], record_id: str,
+               existing: dict[str, Any] | None) -> dict[str, Any]:
+    """Writes the uploads, then the record; a failed record write takes the new files back,
+    a successful one deletes the files it replaced."""
+    written = await uploads.write(app, pending, record_id, resource.name)
+    values.update(written)
+    collection = app.collection(resource)
+    replaced: dict[str, Any] = {}
+    try:
+        if existing is None:
+            document = await collection.insert({**values, "id": record_id})
+        else:
+            swapped = await collection.swap(record_id, values)
+            replaced, document = swapped if swapped else ({}, None)
+    except DuplicateKey as error:
+        await uploads.discard(app, written.values())
+        raise ValidationFailed(unique_message(fields, error.field)) from None
+    except BaseException:
+        await uploads.discard(app, written.values())
+        raise
+    if document is None:
+        await uploads.discard(app, written.values())
+        raise NotFound()
+    # What this write replaced (not what was read before it): racing uploads leave no orphan.
+    await uploads.discard(app, [replaced.get(n) for n, url in written.items() if replaced.get(n) != url])
+    return document
