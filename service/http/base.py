@@ -13,19 +13,15 @@ from tornado.web import HTTPError, RequestHandler, stream_request_body
 from service.core import auth
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import (
-    BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge, RestifyError, TooManyRequests,
-    UriTooLong, from_storage,
-)
+from service.core.errors import BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge, UriTooLong, answer, is_fault
 from service.core.models import Model
 from service.core.uploads import Upload
 from service.http.access import request_id
-from storage import Unavailable, Unstorable
 
 log = logging.getLogger("restify.http")
 SERVER_NAME = "restify"  # the `Server` header, without a version for scanners to match
 _HTTP_MESSAGES = {400: "The request is malformed.", 404: "Not found.", 405: "Method not allowed.",
-                  413: "The request body is too large."}
+                  413: "The request body is too large.", 500: "Server error."}
 
 
 class _NotJsonNumber(ValueError):
@@ -252,16 +248,15 @@ class JsonHandler(RequestHandler):
         self.finish()
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
-        error = from_storage(kwargs.get("exc_info", (None, None, None))[1])
-        if isinstance(error, RestifyError):
-            self.set_status(error.status)
-            body = error.body()
-            if isinstance(error, TooManyRequests):
-                self.set_header("Retry-After", str(error.retry_after))
-        elif isinstance(error, HTTPError):
+        error = kwargs.get("exc_info", (None, None, None))[1]
+        if error is None or isinstance(error, HTTPError):  # Tornado's own refusals (malformed, unknown method)
             body = {"message": _HTTP_MESSAGES.get(status_code, self._reason)}
         else:
-            body = {"message": "Server error."}
+            mapped = answer(error)
+            self.set_status(mapped.status)
+            body = mapped.body
+            for name, value in mapped.headers.items():
+                self.set_header(name, value)
         self.clear_header("Location")
         self.set_header("Content-Type", "application/json; charset=UTF-8")
         if self._too_large:
@@ -269,10 +264,8 @@ class JsonHandler(RequestHandler):
         self.finish(encode_json(body))
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
-        if isinstance(value, (RestifyError, HTTPError, Unstorable)):
-            return
-        if isinstance(value, Unavailable):
-            log.warning("database unavailable: %s", value)
+        # Refusals are answers, not failures; the mapping logs an unreachable database itself.
+        if isinstance(value, HTTPError) or not is_fault(value):
             return
         super().log_exception(typ, value, tb)
 

@@ -284,7 +284,7 @@ def fixed_rpc_error(body: bytes) -> bytes:
 
 def mcp_routes(app: Restify) -> list[tuple]:
     """The /mcp route with its own endpoint (one SDK server and session manager per app)."""
-    return [(PATH, McpHandler, {"app": app, "endpoint": McpEndpoint(app)})]
+    return [(PATH, McpHandler, {"app": app, "endpoint": McpEndpoint(app)}, PATH)]
 
 
 def endpoints(application: Application) -> list[McpEndpoint]:
