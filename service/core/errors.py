@@ -146,11 +146,6 @@ def answer(error: BaseException) -> Answer:
     return Answer(500, {"message": RestifyError.default_message}, RestifyError.code, fault=True)
 
 
-def is_fault(error: BaseException) -> bool:
-    """Whether `error` is a failure to log with its traceback, rather than a refusal to answer."""
-    return not isinstance(from_storage(error), RestifyError)
-
-
 def is_unavailable(error: BaseException) -> bool:
     """Whether `error` says the database cannot be reached (for doors that report it, not answer it)."""
     return isinstance(from_storage(error), ServiceUnavailable)

@@ -1,7 +1,6 @@
 """The base handler: body limits, JSON in and out, bearer tokens, and the one
 place where domain errors become HTTP responses."""
 import json
-import logging
 import re
 from typing import Any
 
@@ -13,12 +12,11 @@ from tornado.web import HTTPError, RequestHandler, stream_request_body
 from service.core import auth
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge, UriTooLong, answer, is_fault
+from service.core.errors import Answer, BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge, UriTooLong, answer
 from service.core.models import Model
 from service.core.uploads import Upload
 from service.http.access import request_id
 
-log = logging.getLogger("restify.http")
 SERVER_NAME = "restify"  # the `Server` header, without a version for scanners to match
 _HTTP_MESSAGES = {400: "The request is malformed.", 404: "Not found.", 405: "Method not allowed.",
                   413: "The request body is too large.", 500: "Server error."}
@@ -102,6 +100,7 @@ class JsonHandler(RequestHandler):
         self._too_large = False
         self._refused = False
         self.files: dict[str, Upload] = {}
+        self._answer: Answer | None = None  # what the failure of this request answers (see log_exception)
         self.set_default_headers()
 
     @property
@@ -252,7 +251,7 @@ class JsonHandler(RequestHandler):
         if error is None or isinstance(error, HTTPError):  # Tornado's own refusals (malformed, unknown method)
             body = {"message": _HTTP_MESSAGES.get(status_code, self._reason)}
         else:
-            mapped = answer(error)
+            mapped = self._answer if self._answer is not None else answer(error)
             self.set_status(mapped.status)
             body = mapped.body
             for name, value in mapped.headers.items():
@@ -264,10 +263,13 @@ class JsonHandler(RequestHandler):
         self.finish(encode_json(body))
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
-        # Refusals are answers, not failures; the mapping logs an unreachable database itself.
-        if isinstance(value, HTTPError) or not is_fault(value):
+        # Tornado calls this first, then write_error unless the answer has begun: mapped here once
+        # (the mapping logs an unreachable database); refusals are answers, only faults are logged.
+        if isinstance(value, HTTPError):
             return
-        super().log_exception(typ, value, tb)
+        self._answer = answer(value)
+        if self._answer.fault:
+            super().log_exception(typ, value, tb)
 
 
 class NotFoundHandler(JsonHandler):

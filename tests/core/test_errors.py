@@ -1,7 +1,6 @@
 """Storage's refusals as the domain errors every front door maps (`from_storage`)."""
 from service.core.errors import (
-    BadRequest, NotFound, ServiceUnavailable, TooManyRequests, ValidationFailed, answer, from_storage, is_fault,
-    is_unavailable,
+    BadRequest, NotFound, ServiceUnavailable, TooManyRequests, ValidationFailed, answer, from_storage, is_unavailable,
 )
 from storage import Unavailable, Unstorable
 
@@ -53,4 +52,4 @@ def test_anything_else_is_a_fault_answered_without_its_own_words():
     mapped = answer(KeyError("secret internals"))
     assert (mapped.status, mapped.code, mapped.fault, mapped.body) == (
         500, "INTERNAL", True, {"message": "Server error."})
-    assert is_fault(KeyError("x")) and not is_fault(NotFound()) and not is_fault(Unavailable("x"))
+    assert not answer(NotFound()).fault and not answer(Unavailable("x")).fault
