@@ -90,6 +90,7 @@ class JsonHandler(RequestHandler):
     """Streams the body so an oversized one is refused with 413 before it is buffered."""
 
     door = "rest"  # the label of its requests in metrics and access lines
+    challenges = False  # whether a 401 says how to authenticate (`WWW-Authenticate: Bearer`, RFC 6750)
 
     def initialize(self, app: Restify) -> None:
         self.app = app
@@ -256,6 +257,8 @@ class JsonHandler(RequestHandler):
             body = mapped.body
             for name, value in mapped.headers.items():
                 self.set_header(name, value)
+            if self.challenges and mapped.status == 401:
+                self.set_header("WWW-Authenticate", "Bearer")
         self.clear_header("Location")
         self.set_header("Content-Type", "application/json; charset=UTF-8")
         if self._too_large:
