@@ -7,7 +7,6 @@ server selection, connection checkout and socket reads together, so a stopped se
 from typing import Any
 
 from motor.motor_asyncio import AsyncIOMotorClient
-from pymongo import monitoring
 from pymongo.uri_parser import parse_uri
 
 from storage.changes import Change, Watcher, catch_up
@@ -80,26 +79,3 @@ def connect(uri: str, name: str | None = None, listeners: list[Any] | None = Non
             timeout_ms: int | None = DEFAULT_TIMEOUT_MS) -> Database:
     """`timeout_ms` bounds every operation, from server selection to the last byte read."""
     return Database(uri, name, listeners, timeout_ms)
-
-
-class CommandCounter(monitoring.CommandListener):
-    """Counts the commands sent to the server, by name: used to prove batched loading."""
-
-    def __init__(self) -> None:
-        self.commands: list[tuple[str, str]] = []
-
-    def started(self, event: monitoring.CommandStartedEvent) -> None:
-        collection = event.command.get(event.command_name)
-        self.commands.append((event.command_name, collection if isinstance(collection, str) else ""))
-
-    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
-        pass
-
-    def failed(self, event: monitoring.CommandFailedEvent) -> None:
-        pass
-
-    def reset(self) -> None:
-        self.commands.clear()
-
-    def reads(self) -> list[tuple[str, str]]:
-        return [c for c in self.commands if c[0] in ("find", "aggregate", "count", "getMore")]

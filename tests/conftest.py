@@ -17,9 +17,9 @@ import pytest
 from service.config import Settings
 from service.core.app import Restify
 from service.core.registry import load_app
-from service.http.app import make_app
+from service.console.application import make_app
 from storage import EmbeddedServer, connect
-from storage.client import CommandCounter
+from tests.commands import CommandCounter
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST_HASHING = {"argon2_time_cost": 1, "argon2_memory_kib": 1024}

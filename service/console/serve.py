@@ -30,7 +30,7 @@ from service.console.prune import remove_stale_temporary_files
 from service.console.runtime import build, database_uri, load_registry
 from service.console.watching import follow_schema, run_worker
 from service.graphql.service import GraphQLService
-from service.http.app import make_server
+from service.console.application import make_server
 from service.http.metrics import MULTIPROC_ENV, enabled as metrics_enabled, process_exited
 
 log = logging.getLogger("restify")

@@ -52,7 +52,12 @@ class Restify:
             return None
 
     async def read_file(self, path: str) -> bytes | None:
-        """A stored file from the configured disk first, then the others."""
+        """A stored file from the configured disk first, then the others; None for a path that is not
+        a plain stored one (`..`, odd characters)."""
+        try:
+            path = safe_path(path)
+        except ValueError:
+            return None
         default = self.settings.get("files", "disk")
         for name in sorted(self.disks, key=lambda n: n != default):
             data = await self.disks[name].get(path)

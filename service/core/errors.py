@@ -14,11 +14,16 @@
     └── DeclarationError         a broken repository declaration, raised at start-up
         └── NotAnApplication     the directory holds no application package
 
-Storage's own refusals become domain errors in one place, `from_storage`.
+Storage's own refusals become domain errors in one place, `from_storage`; `answer` gives what every
+door says for any error (status, body, code), so REST, GraphQL and MCP only wrap it.
 """
+import logging
+from dataclasses import dataclass, field
 from typing import Any
 
 from storage import Unavailable, Unstorable
+
+log = logging.getLogger("restify.errors")
 
 
 class RestifyError(Exception):
@@ -111,3 +116,36 @@ def from_storage(error: BaseException) -> BaseException:
     if isinstance(error, Unstorable):
         return BadRequest(f"The request holds {error}, which cannot be stored.")
     return error
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a door says for an error: the HTTP status, the JSON body (REST's body, MCP's tool result),
+    the code (GraphQL's `extensions.code`) and headers HTTP adds (`Retry-After`)."""
+    status: int
+    body: dict[str, Any]
+    code: str
+    headers: dict[str, str] = field(default_factory=dict)
+    fault: bool = False  # not a refusal but a failure: the door logs it with its traceback
+
+    def extensions(self) -> dict[str, Any]:
+        """GraphQL's `extensions`: the code, and the field errors when there are some."""
+        errors = self.body.get("errors")
+        return {"code": self.code, "errors": errors} if errors else {"code": self.code}
+
+
+def answer(error: BaseException) -> Answer:
+    """The one mapping of errors to answers. A domain error (or a storage refusal) gives its own;
+    anything else is a fault, answered with a fixed text and never the exception's own words."""
+    if isinstance(error, Unavailable):
+        log.warning("database unavailable: %s", error)
+    error = from_storage(error)
+    if isinstance(error, RestifyError):
+        headers = {"Retry-After": str(error.retry_after)} if isinstance(error, TooManyRequests) else {}
+        return Answer(error.status, error.body(), error.code, headers)
+    return Answer(500, {"message": RestifyError.default_message}, RestifyError.code, fault=True)
+
+
+def is_unavailable(error: BaseException) -> bool:
+    """Whether `error` says the database cannot be reached (for doors that report it, not answer it)."""
+    return isinstance(from_storage(error), ServiceUnavailable)

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from graphql import (
-    DocumentNode, GraphQLError, GraphQLObjectType, GraphQLSchema, TokenKind, build_schema, execute, parse,
-    print_schema,
+    DocumentNode, ExecutionResult, GraphQLError, GraphQLObjectType, GraphQLSchema, TokenKind, build_schema, execute,
+    parse, print_schema,
 )
 
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import BadRequest, RestifyError, from_storage
+from service.core.errors import BadRequest, answer
 from service.graphql.config import GraphQLConfig
 from service.graphql.fast import PlainFieldExecutor
 from service.graphql.generator import build_schema_objects, exposed, lower_first
@@ -45,23 +45,20 @@ class Prepared:
     measure: Measure | None = None
 
 
-def _error_body(error: GraphQLError) -> dict[str, Any]:
-    original = from_storage(error.original_error) if error.original_error is not None else None
+def error_body(error: GraphQLError) -> dict[str, Any]:
+    original = error.original_error
     formatted = error.formatted
-    if isinstance(original, RestifyError):
-        formatted["message"] = original.message
-        extensions = {"code": original.code}
-        errors = getattr(original, "errors", None)
-        if errors:
-            extensions["errors"] = errors
-        formatted["extensions"] = extensions
-    elif original is not None and not isinstance(original, GraphQLError):
-        log.error("resolver failed", exc_info=original)
-        formatted["message"] = "Server error."
-        formatted["extensions"] = {"code": "INTERNAL"}
-    else:
-        refusal_body(formatted)
-    return formatted
+    if original is None or isinstance(original, GraphQLError):
+        return refusal_body(formatted)
+    return {**formatted, **error_entry(original, "resolver failed")}
+
+
+def error_entry(error: BaseException, failed: str) -> dict[str, Any]:
+    """The message and extensions of core's answer for `error`; a fault is logged as `failed`."""
+    mapped = answer(error)
+    if mapped.fault:
+        log.error(failed, exc_info=error)
+    return {"message": mapped.body["message"], "extensions": mapped.extensions()}
 
 
 def load_resolver_classes(directory: Path) -> dict[str, type[RepositoryResolvers]]:
@@ -157,7 +154,7 @@ class GraphQLEndpoint:
         except GraphQLError as error:
             if error.message == f"Syntax Error: Document contains more than {self.max_tokens} tokens. Parsing aborted.":
                 return Prepared(refusal=f"The query has more than {self.max_tokens} tokens.")
-            return Prepared(errors=[_error_body(error)])
+            return Prepared(errors=[error_body(error)])
         if _has_long_number(document):
             return Prepared(refusal=f"A number in the query is longer than {MAX_NUMBER_CHARACTERS} characters.")
         measure = Measure(document, int(self.config.get("schema", "default_first")), self.list_fields)
@@ -204,10 +201,15 @@ class GraphQLEndpoint:
                          context_value={"context": context}, executor_class=PlainFieldExecutor)
         if inspect.isawaitable(result):
             result = await result
-        body: dict[str, Any] = {"data": result.data}
-        if result.errors:
-            body["errors"] = [_error_body(e) for e in result.errors]
-        return body
+        return result_body(result)
+
+
+def result_body(result: ExecutionResult) -> dict[str, Any]:
+    """An execution result as the answer's JSON: data, and errors mapped by core."""
+    body: dict[str, Any] = {"data": result.data}
+    if result.errors:
+        body["errors"] = [error_body(e) for e in result.errors]
+    return body
 
 
 def _set(owner: GraphQLObjectType | None, name: str, resolver: Any) -> None:

@@ -8,7 +8,6 @@ operation id, 4429 a second `connection_init`, 4503 a consumer too slow to keep 
 """
 import asyncio
 import json
-import logging
 from typing import Any
 
 from graphql import ExecutionResult, OperationType, get_operation_ast, subscribe
@@ -18,32 +17,20 @@ from tornado.websocket import WebSocketClosedError, WebSocketHandler
 from service.core import auth
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import BadRequest, RestifyError, TooManyRequests, from_storage
+from service.core.errors import BadRequest, RestifyError, TooManyRequests
 from service.core.feeds import AccessRevoked, ConsumerTooSlow
 from service.core.models import Model
-from service.graphql.executor import _error_body
+from service.graphql.executor import error_body, error_entry, result_body
 from service.graphql.fast import PlainFieldExecutor
 from service.graphql.service import GraphQLService
 from service.http.base import encode_json
 
 PROTOCOL = "graphql-transport-ws"
 INIT_TIMEOUT = 10.0
-log = logging.getLogger("restify.graphql")
-
-
-def _result_body(result: ExecutionResult) -> dict[str, Any]:
-    body: dict[str, Any] = {"data": result.data}
-    if result.errors:
-        body["errors"] = [_error_body(e) for e in result.errors]
-    return body
 
 
 def _refusal(error: BaseException) -> list[dict[str, Any]]:
-    error = from_storage(error)
-    if isinstance(error, RestifyError):
-        return [{"message": error.message, "extensions": {"code": error.code}}]
-    log.error("subscription failed", exc_info=error)
-    return [{"message": "Server error.", "extensions": {"code": "INTERNAL"}}]
+    return [error_entry(error, "subscription failed")]
 
 
 def _bearer(payload: Any) -> str | None:
@@ -188,12 +175,12 @@ class GraphQLSocket(WebSocketHandler):
         if asyncio.iscoroutine(stream) or isinstance(stream, asyncio.Future):
             stream = await stream
         if isinstance(stream, ExecutionResult):
-            self._send({"id": id, "type": "error", "payload": [_error_body(e) for e in stream.errors or []]})
+            self._send({"id": id, "type": "error", "payload": [error_body(e) for e in stream.errors or []]})
             return
         try:
             async for result in stream:
                 # Awaited: a client that reads slowly holds the feed's queue, which is bounded.
-                await self._send({"id": id, "type": "next", "payload": _result_body(result)})
+                await self._send({"id": id, "type": "next", "payload": result_body(result)})
         finally:
             await stream.aclose()
         self._send({"id": id, "type": "complete"})

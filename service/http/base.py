@@ -1,7 +1,6 @@
 """The base handler: body limits, JSON in and out, bearer tokens, and the one
 place where domain errors become HTTP responses."""
 import json
-import logging
 import re
 from typing import Any
 
@@ -13,19 +12,14 @@ from tornado.web import HTTPError, RequestHandler, stream_request_body
 from service.core import auth
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import (
-    BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge, RestifyError, TooManyRequests,
-    UriTooLong, from_storage,
-)
+from service.core.errors import Answer, BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge, UriTooLong, answer
 from service.core.models import Model
 from service.core.uploads import Upload
 from service.http.access import request_id
-from storage import Unavailable, Unstorable
 
-log = logging.getLogger("restify.http")
 SERVER_NAME = "restify"  # the `Server` header, without a version for scanners to match
 _HTTP_MESSAGES = {400: "The request is malformed.", 404: "Not found.", 405: "Method not allowed.",
-                  413: "The request body is too large."}
+                  413: "The request body is too large.", 500: "Server error."}
 
 
 class _NotJsonNumber(ValueError):
@@ -96,6 +90,7 @@ class JsonHandler(RequestHandler):
     """Streams the body so an oversized one is refused with 413 before it is buffered."""
 
     door = "rest"  # the label of its requests in metrics and access lines
+    challenges = False  # whether a 401 says how to authenticate (`WWW-Authenticate: Bearer`, RFC 6750)
 
     def initialize(self, app: Restify) -> None:
         self.app = app
@@ -106,6 +101,7 @@ class JsonHandler(RequestHandler):
         self._too_large = False
         self._refused = False
         self.files: dict[str, Upload] = {}
+        self._answer: Answer | None = None  # what the failure of this request answers (see log_exception)
         self.set_default_headers()
 
     @property
@@ -252,16 +248,17 @@ class JsonHandler(RequestHandler):
         self.finish()
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
-        error = from_storage(kwargs.get("exc_info", (None, None, None))[1])
-        if isinstance(error, RestifyError):
-            self.set_status(error.status)
-            body = error.body()
-            if isinstance(error, TooManyRequests):
-                self.set_header("Retry-After", str(error.retry_after))
-        elif isinstance(error, HTTPError):
+        error = kwargs.get("exc_info", (None, None, None))[1]
+        if error is None or isinstance(error, HTTPError):  # Tornado's own refusals (malformed, unknown method)
             body = {"message": _HTTP_MESSAGES.get(status_code, self._reason)}
         else:
-            body = {"message": "Server error."}
+            mapped = self._answer if self._answer is not None else answer(error)
+            self.set_status(mapped.status)
+            body = mapped.body
+            for name, value in mapped.headers.items():
+                self.set_header(name, value)
+            if self.challenges and mapped.status == 401:
+                self.set_header("WWW-Authenticate", "Bearer")
         self.clear_header("Location")
         self.set_header("Content-Type", "application/json; charset=UTF-8")
         if self._too_large:
@@ -269,12 +266,13 @@ class JsonHandler(RequestHandler):
         self.finish(encode_json(body))
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
-        if isinstance(value, (RestifyError, HTTPError, Unstorable)):
+        # Tornado calls this first, then write_error unless the answer has begun: mapped here once
+        # (the mapping logs an unreachable database); refusals are answers, only faults are logged.
+        if isinstance(value, HTTPError):
             return
-        if isinstance(value, Unavailable):
-            log.warning("database unavailable: %s", value)
-            return
-        super().log_exception(typ, value, tb)
+        self._answer = answer(value)
+        if self._answer.fault:
+            super().log_exception(typ, value, tb)
 
 
 class NotFoundHandler(JsonHandler):

@@ -2,15 +2,10 @@
 from service.core.errors import NotFound
 from service.core.uploads import CONTENT_TYPES, image_type
 from service.http.base import JsonHandler
-from storage import safe_path
 
 
 class FileHandler(JsonHandler):
     async def get(self, path: str) -> None:
-        try:
-            path = safe_path(path)
-        except ValueError:
-            raise NotFound() from None
         data = await self.app.read_file(path)
         if data is None:
             raise NotFound()

@@ -14,14 +14,11 @@ from service.http.metrics import Metrics
 
 class OpsHandler(JsonHandler):
     door = OPS
+    challenges = True
 
     async def admit(self) -> None:
         """No bearer token is read as a user here."""
 
-    def write_error(self, status_code: int, **kwargs: object) -> None:
-        if isinstance(kwargs.get("exc_info", (None, None))[1], Unauthenticated):  # type: ignore[index]
-            self.set_header("WWW-Authenticate", "Bearer")
-        super().write_error(status_code, **kwargs)
 
 
 class HealthHandler(OpsHandler):

@@ -21,11 +21,10 @@ from mcp.shared.exceptions import MCPError
 from service.core import operations, profile
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import RestifyError, from_storage
+from service.core.errors import answer
 from service.core.models import Model
 from service.core.query import RESERVED
 from service.mcp.tools import ToolRoute, definitions, routes
-from storage import Unavailable, Unstorable
 
 log = logging.getLogger("restify.mcp")
 INSTRUCTIONS = ("Tools over this application's repositories. Each tool runs the same operation as the REST API, "
@@ -93,15 +92,11 @@ async def call(app: Restify, name: str, arguments: Mapping[str, Any], caller: Ca
 
 
 def error_body(error: Exception, name: str) -> dict[str, Any]:
-    """What a REST client would get for `error`: the domain error's body, or a fixed text (no traceback)."""
-    if isinstance(error, RestifyError):
-        return error.body()
-    if isinstance(error, (Unavailable, Unstorable)):
-        if isinstance(error, Unavailable):
-            log.warning("database unavailable: %s", error)
-        return from_storage(error).body()  # type: ignore[union-attr]
-    log.exception("MCP %s failed", name, exc_info=error)
-    return {"message": "Server error."}
+    """What a REST client would get for `error`: core's answer, a fixed text for a fault (logged)."""
+    mapped = answer(error)
+    if mapped.fault:
+        log.exception("MCP %s failed", name, exc_info=error)
+    return mapped.body
 
 
 async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller: Caller) -> dict[str, Any]:

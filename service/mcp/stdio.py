@@ -15,9 +15,8 @@ from mcp.server.stdio import stdio_server
 
 from service.core import auth
 from service.core.app import Restify
-from service.core.errors import Unauthenticated
+from service.core.errors import Unauthenticated, is_unavailable
 from service.mcp.server import Caller, build_server
-from storage import Unavailable
 
 TOKEN_VARIABLE = "RESTIFY_TOKEN"
 
@@ -54,7 +53,9 @@ def run_stdio(make_app: Callable[[], Restify], environ: Mapping[str, str] | None
     except Unauthenticated:
         print(f"restify mcp: {TOKEN_VARIABLE} is not a valid token", file=sys.stderr)
         return 2
-    except Unavailable as error:
+    except Exception as error:
+        if not is_unavailable(error):
+            raise
         print(f"restify mcp: the database is unavailable: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -143,6 +143,7 @@ class McpHandler(JsonHandler):
     """POST /mcp: authenticate, then bridge the request to the SDK as ASGI."""
 
     door = "mcp"
+    challenges = True
 
     def initialize(self, app: Restify, endpoint: McpEndpoint) -> None:  # type: ignore[override]
         super().initialize(app)
@@ -158,8 +159,6 @@ class McpHandler(JsonHandler):
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         error = kwargs.get("exc_info", (None, None))[1]
-        if isinstance(error, Unauthenticated):
-            self.set_header("WWW-Authenticate", "Bearer")  # RFC 6750: how to authenticate
         if isinstance(error, MethodNotAllowed) or getattr(error, "status_code", None) == 405:
             self.set_header("Allow", ALLOWED)
         super().write_error(status_code, **kwargs)
@@ -284,7 +283,7 @@ def fixed_rpc_error(body: bytes) -> bytes:
 
 def mcp_routes(app: Restify) -> list[tuple]:
     """The /mcp route with its own endpoint (one SDK server and session manager per app)."""
-    return [(PATH, McpHandler, {"app": app, "endpoint": McpEndpoint(app)})]
+    return [(PATH, McpHandler, {"app": app, "endpoint": McpEndpoint(app)}, PATH)]
 
 
 def endpoints(application: Application) -> list[McpEndpoint]:

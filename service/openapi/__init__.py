@@ -4,8 +4,9 @@ that REST, GraphQL and MCP serve (`GET /api/restify/openapi.json`, `restify open
     resources.py    one repository's component schemas: resource object, envelope, bodies
     parameters.py   index / show / profile query parameters and the id path parameter
     components.py   error bodies and responses, pagination parts, the bearer scheme
-    paths.py        the path items of every route in service.http.app
+    paths.py        the path items of every route the service serves
     document.py     the assembled document, and its JSON cached per registry object
+    handler.py      `GET <prefix>/openapi.json` and its route
 """
 from service.openapi.document import build_document, document_json
 

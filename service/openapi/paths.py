@@ -1,5 +1,5 @@
 """Path items: the repository routes, the profile, register/login/logout, stored files
-and the document itself (the routes of `service.http.app`)."""
+and the document itself (the routes `service.console.application` composes)."""
 from typing import Any
 
 from service.config import Settings

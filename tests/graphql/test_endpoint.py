@@ -18,8 +18,8 @@ from service.graphql.config import GraphQLConfig
 from service.graphql.executor import load_resolver_classes
 from service.graphql.generator import render
 from service.graphql.service import GraphQLService
-from service.http.app import make_app
-from service.http.graphql import GraphQLHandler, graphql_routes
+from service.console.application import make_app
+from service.graphql.handler import GraphQLHandler, graphql_routes
 from storage import Filter
 from tests.http.test_index_queries import STAMP_JSON, seed, seed_post
 

@@ -1,5 +1,6 @@
 """The database goes away mid-run: requests fail fast with 503, nothing is reported as
 written, and the service recovers by itself when the database is back."""
+import logging
 import os
 import time
 
@@ -44,3 +45,12 @@ async def test_requests_fail_fast_with_503_and_recover(api, server, db):
     assert recovered.status == 200
     assert [p["attributes"]["title"] for p in recovered.json["data"]] == ["before"]
     assert await db.collection("posts").count(Filter(equals={"title": "lost"})) == 0
+
+
+async def test_an_unreachable_database_is_one_warning_per_request_never_a_traceback(api, server, caplog):
+    server.stop()
+    with caplog.at_level(logging.WARNING):
+        response = await api.get("/api/restify/posts")
+    assert (response.status, response.json) == (503, UNAVAILABLE)
+    logged = [(r.levelname, r.getMessage().split(":")[0]) for r in caplog.records if r.name != "restify.access"]
+    assert logged == [("WARNING", "database unavailable")]

@@ -2,7 +2,7 @@
 otherwise a client could name a fresh address for every attempt and never be throttled."""
 import pytest
 
-from service.http.app import make_server
+from service.console.application import make_server
 
 ATTEMPTS_PER_ADDRESS = 3
 

@@ -14,7 +14,7 @@ from tornado.testing import bind_unused_port
 
 from service.config import Settings
 from service.core.app import Restify
-from service.http.app import make_app
+from service.console.application import make_app
 from service.mcp import endpoints
 from tests.mcp.conftest import ok
 

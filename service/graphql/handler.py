@@ -46,4 +46,4 @@ def graphql_routes(app: Restify, graphql: GraphQLService | None = None, path: st
     Tornado application."""
     graphql = graphql or GraphQLService(app)
     path = path or graphql.config.get("schema", "endpoint")
-    return [*websocket_routes(app, graphql, path), (path, GraphQLHandler, {"app": app, "graphql": graphql})]
+    return [*websocket_routes(app, graphql, path), (path, GraphQLHandler, {"app": app, "graphql": graphql}, path)]

@@ -1,0 +1,49 @@
+"""The whole service as one Tornado application: each door's routes, composed here at the top.
+
+`service.http` is the shared plumbing and the REST door; GraphQL, MCP and OpenAPI bring their own
+handlers. Every rule is named by its route template, which metrics and access lines show."""
+from tornado.httpserver import HTTPServer
+from tornado.web import Application
+
+from service.core.app import Restify
+from service.graphql.handler import graphql_routes
+from service.graphql.service import GraphQLService
+from service.http.access import Observer
+from service.http.base import NotFoundHandler
+from service.http.connections import TimedHTTPServer
+from service.http.events import events_routes
+from service.http.health import ops_routes
+from service.http.metrics import Metrics, enabled as metrics_enabled
+from service.http.routes import rest_routes
+from service.mcp import mcp_routes
+from service.openapi.handler import openapi_routes
+
+
+def make_app(app: Restify, graphql: GraphQLService | None = None, **settings: object) -> Application:
+    """The whole service; pass `graphql` to keep a handle for reloading its schema."""
+    observer = Observer(Metrics() if metrics_enabled(app.settings) else None)
+    application = Application(
+        # Health first: a prefix of "/" must not turn /healthz into a repository name.
+        # Events and the document before the repository routes, which would take their names for ids.
+        ops_routes(app, observer.metrics) + events_routes(app) + openapi_routes(app) + rest_routes(app)
+        + graphql_routes(app, graphql) + mcp_routes(app),
+        default_handler_class=NotFoundHandler,
+        default_handler_args={"app": app},
+        **{"log_function": observer, **settings},
+    )
+    observer.learn(application)
+    return application
+
+
+# Bodies are streamed by the handlers, which refuse what is over their own limits with a 413.
+MAX_BODY = 64 * 1024 * 1024
+
+
+def make_server(app: Restify, graphql: GraphQLService | None = None) -> HTTPServer:
+    """The HTTP server `restify serve` runs. `X-Forwarded-For` / `X-Real-Ip` are believed only
+    with `server.trust_proxy_headers`: a client could otherwise pick the address that login
+    throttling counts against, and take a fresh one for each attempt."""
+    trusted = app.settings.get("server", "trust_proxy_headers") is True
+    seconds = {name: float(app.settings.get("server", name))
+               for name in ("idle_timeout", "header_timeout", "body_timeout")}
+    return TimedHTTPServer(make_app(app, graphql), xheaders=trusted, max_body_size=MAX_BODY, **seconds)
