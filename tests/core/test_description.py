@@ -18,7 +18,7 @@ from service.core.validation import compiled_rules
 from service.graphql.config import GraphQLConfig
 from service.graphql.generator import build_schema_objects
 from service.graphql.service import GraphQLService
-from service.http.app import make_app
+from service.console.application import make_app
 from service.mcp import schemas as mcp_schemas
 from service.openapi import build_document
 from tests.conftest import ROOT
