@@ -214,4 +214,5 @@ class _Upgrades(PathMatches):
 
 
 def websocket_routes(app: Restify, graphql: GraphQLService, path: str) -> list[Rule]:
-    return [Rule(_Upgrades(path), GraphQLSocket, {"app": app, "graphql": graphql}, name=path)]
+    # Its own name: Tornado warns at start-up when two rules share one (the HTTP route is `path`).
+    return [Rule(_Upgrades(path), GraphQLSocket, {"app": app, "graphql": graphql}, name=f"{path} (websocket)")]
