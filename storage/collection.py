@@ -11,7 +11,7 @@ from storage.errors import DuplicateKey
 from storage.filters import Filter
 from storage.guard import unavailable_as_error
 from storage.ids import to_object_id, to_plain
-from storage.indexes import ExistingIndex, Keys, create_index, list_indexes
+from storage.indexes import ExistingIndex, Keys, create_index, drop_index, list_indexes
 
 Sort = list[tuple[str, int]]
 FIRST_BATCH = 10_000
@@ -173,6 +173,10 @@ class Collection:
 
     async def indexes(self) -> list[ExistingIndex]:
         return await list_indexes(self._col)
+
+    async def drop_index(self, name: str) -> None:
+        """`name` as `indexes()` lists it (the embedded server renames what it makes)."""
+        await drop_index(self._col, name)
 
     @unavailable_as_error
     async def drop(self) -> None:

@@ -62,6 +62,11 @@ async def create_index(motor_collection: Any, keys: Keys, unique: bool = False) 
 
 
 @unavailable_as_error
+async def drop_index(motor_collection: Any, name: str) -> None:
+    await motor_collection.drop_index(name)
+
+
+@unavailable_as_error
 async def list_indexes(motor_collection: Any) -> list[ExistingIndex]:
     """The collection's indexes, the one on `_id` included (none for a collection not yet made)."""
     found = await motor_collection.list_indexes().to_list(length=None)
