@@ -171,9 +171,10 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
         return watch(settings)
     if args.command == "serve":
         from service.console.serve import serve
+        from storage import IndexRefused
         try:
             return serve(settings, args.port, args.host, args.processes, args.watch, args.log_format)
-        except OSError as error:  # e.g. the port is taken: a message, not a traceback
+        except (OSError, IndexRefused) as error:  # e.g. the port is taken: a message, not a traceback
             print(f"restify: cannot serve: {error}", file=sys.stderr)
             return 1
     if args.command == "indexes":

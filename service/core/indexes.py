@@ -201,7 +201,8 @@ async def _create(db: Database, state: IndexState) -> None:
         if unique:
             if plain is not None:  # the values repeat: keep the plain index the queries had
                 await db.collection(collection).create_index(plain.keys)
-            raise
+            raise IndexRefused(f"the unique index {collection} {list(state.planned.fields)} cannot be "
+                               f"made: {error}") from None
         state.status = f"refused: {error}"
         log.warning("index %s %s not created: %s", collection, list(state.planned.fields), error)
         return

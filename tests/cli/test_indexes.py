@@ -4,6 +4,7 @@ import os
 
 import pymongo
 
+from storage.embedded import free_port
 from tests.processes import ROOT as ROOT_APP, Server, restify
 
 EMBEDDED = not os.environ.get("MONGODB_URI")
@@ -62,3 +63,15 @@ def test_with_auto_indexes_off_serve_makes_only_the_unique_indexes(database_env)
     # On the embedded server the unique {email: 1} and {name: 1} also stand for the sortable fields.
     in_place = 5 if EMBEDDED else 3
     assert result.stdout.endswith(f"13 planned, {in_place} in place, {13 - in_place} missing or not unique.\n")
+
+
+def test_serve_stops_when_stored_values_break_a_unique_rule(database_env):
+    client = pymongo.MongoClient(database_env["MONGODB_URI"])
+    try:
+        client[database_env["RESTIFY_DATABASE_NAME"]].users.insert_many(
+            [{"email": "ann@example.com"}, {"email": "ann@example.com"}])
+    finally:
+        client.close()
+    result = restify("serve", "--port", str(free_port()), env=database_env)
+    assert result.returncode == 1
+    assert result.stderr.startswith("restify: cannot serve: the unique index users ['email'] cannot be made: ")
