@@ -120,7 +120,9 @@ def _relation_indexes(plan: Plan, resource: Resource) -> None:
 
 def scope_fields(registry: Registry, resource: Resource) -> tuple[str, ...]:
     """The fields the model's policy scope filters on (see the module's comment)."""
-    policy = registry.policies.for_model(resource.model)
+    policy = registry.policies.registered(resource.model)
+    if policy is None:  # denied everything: nothing to filter on
+        return ()
     declared = getattr(policy, "scope_fields", None)
     if declared is not None:
         return tuple(declared)

@@ -99,3 +99,10 @@ async def test_a_unique_rule_replaces_a_plain_index_on_the_same_field(restify, d
     with pytest.raises(DuplicateKey):
         await db.collection("posts").insert({"title": "Same"})
     assert [i.unique for i in await db.collection("posts").indexes() if i.keys == (("title", 1),)] == [True]
+
+
+def test_a_model_without_a_policy_has_no_scope_fields_and_reading_them_logs_nothing(registry, caplog):
+    posts = registry.get("posts")
+    unguarded = Registry(registry.resources, PolicyMap({}))
+    assert scope_fields(unguarded, posts) == ()
+    assert "no policy registered" not in caplog.text  # said when the model is first used, not at start
