@@ -77,6 +77,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="only what is older than this (default: files.stale_after_seconds)")
     prune.add_argument("--app-dir", dest="app_dir_sub", default=None)
 
+    indexes = commands.add_parser("indexes", help="print each repository's index plan beside the indexes "
+                                  "the database has")
+    indexes.add_argument("--app-dir", dest="app_dir_sub", default=None)
+
     openapi = commands.add_parser("openapi", help="print the OpenAPI 3.1 document of the REST API (no database needed)")
     openapi.add_argument("--app-dir", dest="app_dir_sub", default=None)
     return parser
@@ -167,11 +171,15 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
         return watch(settings)
     if args.command == "serve":
         from service.console.serve import serve
+        from storage import IndexRefused
         try:
             return serve(settings, args.port, args.host, args.processes, args.watch, args.log_format)
-        except OSError as error:  # e.g. the port is taken: a message, not a traceback
+        except (OSError, IndexRefused) as error:  # e.g. the port is taken: a message, not a traceback
             print(f"restify: cannot serve: {error}", file=sys.stderr)
             return 1
+    if args.command == "indexes":
+        from service.console.indexes import indexes
+        return indexes(settings)
     if args.command == "storage:prune":
         from service.console.prune import prune
         return prune(settings, args.apply, args.older_than)

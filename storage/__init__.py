@@ -4,7 +4,7 @@ Everything above it speaks in plain values: ids are strings, filters are
 `Filter` objects, documents are dicts whose `_id` has become `id`.
 
 Exceptions raised here:
-    StorageError -> DuplicateKey | Unavailable | Unstorable | ChangesUnsupported | HistoryLost
+    StorageError -> DuplicateKey | Unavailable | Unstorable | ChangesUnsupported | HistoryLost | IndexRefused
 """
 from storage.changes import Change, ChangesUnsupported, HistoryLost, Watcher
 from storage.client import Database, connect, database_name
@@ -15,6 +15,7 @@ from storage.errors import DuplicateKey, StorageError, Unavailable, Unstorable
 from storage.files import Disk, GridFSDisk, LocalDisk, StoredFile, safe_path
 from storage.filters import Filter
 from storage.ids import canonical_id, is_valid_id, new_id
+from storage.indexes import ExistingIndex, IndexRefused, IndexSupport
 
 __all__ = [
     "Change",
@@ -24,11 +25,14 @@ __all__ = [
     "Database",
     "DuplicateKey",
     "EmbeddedServer",
+    "ExistingIndex",
     "Disk",
     "Filter",
     "GridFSDisk",
     "Hit",
     "HistoryLost",
+    "IndexRefused",
+    "IndexSupport",
     "LocalDisk",
     "StorageError",
     "StoredFile",

@@ -14,6 +14,7 @@ from storage.collection import Collection
 from storage.counters import Counters
 from storage.files import GridFSDisk
 from storage.guard import unavailable_as_error
+from storage.indexes import IndexSupport, index_support
 
 DEFAULT_DATABASE = "restify"
 DEFAULT_TIMEOUT_MS = 2000
@@ -70,6 +71,10 @@ class Database:
     @unavailable_as_error
     async def drop(self) -> None:
         await self._client.drop_database(self.name)
+
+    async def index_support(self) -> IndexSupport:
+        """What the server does with indexes (the embedded one renames them, among others)."""
+        return await index_support(self._db)
 
     def close(self) -> None:
         self._client.close()

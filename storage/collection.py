@@ -11,6 +11,7 @@ from storage.errors import DuplicateKey
 from storage.filters import Filter
 from storage.guard import unavailable_as_error
 from storage.ids import to_object_id, to_plain
+from storage.indexes import ExistingIndex, Keys, create_index, drop_index, list_indexes
 
 Sort = list[tuple[str, int]]
 FIRST_BATCH = 10_000
@@ -163,9 +164,19 @@ class Collection:
         result = await self._col.delete_many(query)
         return result.deleted_count
 
-    @unavailable_as_error
     async def ensure_unique(self, name: str) -> None:
-        await self._col.create_index(name, unique=True, name=f"{name}_1")
+        await self.create_index(((name, 1),), unique=True)
+
+    async def create_index(self, keys: Keys, unique: bool = False) -> None:
+        """IndexRefused when the server will not make it; nothing happens when it exists."""
+        await create_index(self._col, keys, unique)
+
+    async def indexes(self) -> list[ExistingIndex]:
+        return await list_indexes(self._col)
+
+    async def drop_index(self, name: str) -> None:
+        """`name` as `indexes()` lists it (the embedded server renames what it makes)."""
+        await drop_index(self._col, name)
 
     @unavailable_as_error
     async def drop(self) -> None:

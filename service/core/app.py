@@ -8,11 +8,10 @@ import logging
 import weakref
 
 from service.config import Settings
-from service.core.context import Context
 from service.core.errors import NotFound
 from service.core.passwords import Passwords
 from service.core.registry import Registry, Resource
-from service.core.validation import unique_indexes
+from service.core.indexes import index_plan, states, unique_plan
 from storage import Collection, Database, Disk, LocalDisk, safe_path
 
 log = logging.getLogger("restify")
@@ -96,18 +95,15 @@ class Restify:
         return self.__dict__.get("_origin", self)
 
     async def ready(self) -> None:
-        """Creates the unique indexes that back `unique:` rules, once per registry: a registry is
-        marked indexed only by the run that created its own indexes."""
+        """Creates the registry's index plan (`service.core.indexes`; only the unique indexes that back
+        `unique:` rules with `database.auto_indexes` off), once per registry: a registry is marked
+        indexed only by the run that created its own indexes."""
         registry = self.registry
         if registry in self._indexed:
             return
         async with self._index_lock:
             if registry in self._indexed:
                 return
-            pairs: set[tuple[str, str]] = set()
-            for resource in registry.resources.values():
-                pairs |= unique_indexes(resource.fields(Context(action="declaration")))
-            for collection, column in sorted(pairs):
-                await self.db.collection(collection).ensure_unique(column)
-            await self.db.collection("personal_access_tokens").ensure_unique("token_hash")
+            auto = self.settings.get("database", "auto_indexes")
+            await states(self.db, index_plan(registry) if auto else unique_plan(registry), create=True)
             self._indexed.add(registry)

@@ -71,8 +71,12 @@ class PolicyMap:
         for model_class, policy in (policies or {}).items():
             self._by_name[model_class.__name__] = policy() if isinstance(policy, type) else policy
 
+    def registered(self, model_class: type[Model]) -> Policy | None:
+        """The model's own policy, if any, without the warning `for_model` logs (start-up reads)."""
+        return self._by_name.get(model_class.__name__)
+
     def for_model(self, model_class: type[Model]) -> Policy:
-        policy = self._by_name.get(model_class.__name__)
+        policy = self.registered(model_class)
         if policy is None:
             if model_class.__name__ not in self._warned:
                 self._warned.add(model_class.__name__)

@@ -1,0 +1,80 @@
+"""Index creation and listing in plain values: keys are ((field, direction), ...), with `id` for `_id`.
+
+The embedded nx-27017 server differs from MongoDB in three ways callers must know to compare a plan
+with what exists: it renames every index (`idx_<collection>_<fields>`), lists every key as
+ascending, and refuses a compound index that includes `_id`. `IndexSupport` says which server
+answers, so those differences are reported as such, not as drift.
+"""
+from dataclasses import dataclass
+from typing import Any
+
+from pymongo.errors import DuplicateKeyError, OperationFailure
+
+from storage.errors import StorageError
+from storage.guard import unavailable_as_error
+
+Keys = tuple[tuple[str, int], ...]
+EMBEDDED_PROCESS = "nx_27017"  # what the embedded server answers to buildInfo as its process
+
+
+class IndexRefused(StorageError):
+    """The server would not create an index (unsupported keys, conflicting options, duplicates)."""
+
+
+@dataclass(frozen=True)
+class ExistingIndex:
+    name: str
+    keys: Keys
+    unique: bool
+
+
+@dataclass(frozen=True)
+class IndexSupport:
+    server: str              # "MongoDB" or "nx-27017 (embedded)"
+    id_in_compound: bool     # a compound index may include _id
+    reports_direction: bool  # list_indexes keeps each key's direction
+    keeps_names: bool        # list_indexes answers the name the index was created with
+
+
+MONGODB = IndexSupport("MongoDB", id_in_compound=True, reports_direction=True, keeps_names=True)
+EMBEDDED = IndexSupport("nx-27017 (embedded)", id_in_compound=False, reports_direction=False, keeps_names=False)
+
+
+def _to_mongo(keys: Keys) -> list[tuple[str, int]]:
+    return [("_id" if name == "id" else name, direction) for name, direction in keys]
+
+
+def _to_plain(keys: Any) -> Keys:
+    return tuple(("id" if name == "_id" else name, int(direction)) for name, direction in dict(keys).items())
+
+
+@unavailable_as_error
+async def create_index(motor_collection: Any, keys: Keys, unique: bool = False) -> None:
+    """Creates the index under the driver's default name (`email_1`, `views_1__id_1`); an index
+    already there with the same keys and options is left as it is."""
+    options = {"unique": True} if unique else {}
+    try:
+        await motor_collection.create_index(_to_mongo(keys), **options)
+    except DuplicateKeyError as error:
+        raise IndexRefused(f"stored records repeat a value: {error}") from None
+    except OperationFailure as error:
+        raise IndexRefused(str((error.details or {}).get("errmsg") or error)) from None
+
+
+@unavailable_as_error
+async def drop_index(motor_collection: Any, name: str) -> None:
+    await motor_collection.drop_index(name)
+
+
+@unavailable_as_error
+async def list_indexes(motor_collection: Any) -> list[ExistingIndex]:
+    """The collection's indexes, the one on `_id` included (none for a collection not yet made)."""
+    found = await motor_collection.list_indexes().to_list(length=None)
+    return [ExistingIndex(str(d.get("name", "")), _to_plain(d.get("key", {})), bool(d.get("unique")))
+            for d in found]
+
+
+@unavailable_as_error
+async def index_support(motor_database: Any) -> IndexSupport:
+    info = await motor_database.command("buildInfo")
+    return EMBEDDED if info.get("process") == EMBEDDED_PROCESS else MONGODB

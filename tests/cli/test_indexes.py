@@ -1,0 +1,77 @@
+"""`restify indexes` prints the plan beside what the database has; `restify serve` makes the plan at
+start. Run as real processes on this session's database server."""
+import os
+
+import pymongo
+
+from storage.embedded import free_port
+from tests.processes import ROOT as ROOT_APP, Server, restify
+
+EMBEDDED = not os.environ.get("MONGODB_URI")
+UNSUPPORTED = " — not supported by this server; {views: 1} serves instead"
+
+
+def _section(output: str, collection: str) -> list[str]:
+    lines = output.splitlines()
+    start = lines.index(collection) + 1
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("  ")), len(lines))
+    return lines[start:end]
+
+
+def test_indexes_prints_the_plan_beside_what_exists(database_env):
+    client = pymongo.MongoClient(database_env["MONGODB_URI"])
+    try:
+        db = client[database_env["RESTIFY_DATABASE_NAME"]]
+        db.users.create_index("email")  # planned unique, made plain
+        db.posts.create_index("legacy")  # not planned
+        db.posts.create_index([("views", 1)] if EMBEDDED else [("views", 1), ("_id", 1)])
+    finally:
+        client.close()
+    result = restify("indexes", env=database_env)
+    assert result.returncode == 0, result.stderr
+    assert _section(result.stdout, "users") == [
+        "  not unique   {email: 1} unique  (unique rule of users)",
+        "  " + ("exists" if EMBEDDED else "missing").ljust(12) + " {email: 1, _id: 1}  (matchable)"
+        + (" — not supported by this server; {email: 1} serves instead" if EMBEDDED else ""),
+        "  missing      {name: 1, _id: 1}  (sortable)"
+        + (" — not supported by this server; {name: 1} serves instead" if EMBEDDED else ""),
+    ]
+    posts = _section(result.stdout, "posts")
+    assert "  exists       {views: 1, _id: 1}  (sortable)" + (UNSUPPORTED if EMBEDDED else "") in posts
+    assert posts[-1] == "  not planned  {legacy: 1}  (name " + ("idx_posts_legacy" if EMBEDDED else "legacy_1") + ")"
+    if EMBEDDED:
+        assert "This server refuses a compound index that includes _id" in result.stdout
+        assert "This server renames the indexes it makes and lists every key as ascending (1)." in result.stdout
+    assert result.stdout.endswith("13 planned, 2 in place, 11 missing or not unique.\n")
+
+
+def test_serve_makes_the_plan_at_start(database_env):
+    server = Server(ROOT_APP, database_env)
+    server.stop()
+    result = restify("indexes", env=database_env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.endswith("13 planned, 13 in place, 0 missing or not unique.\n")
+    assert "not planned" not in result.stdout
+
+
+def test_with_auto_indexes_off_serve_makes_only_the_unique_indexes(database_env):
+    env = {**database_env, "RESTIFY_DATABASE_AUTO_INDEXES": "false"}
+    server = Server(ROOT_APP, env)
+    server.stop()
+    result = restify("indexes", env=env)
+    assert "database.auto_indexes is off: `serve` makes only the unique indexes." in result.stdout
+    # On the embedded server the unique {email: 1} and {name: 1} also stand for the sortable fields.
+    in_place = 5 if EMBEDDED else 3
+    assert result.stdout.endswith(f"13 planned, {in_place} in place, {13 - in_place} missing or not unique.\n")
+
+
+def test_serve_stops_when_stored_values_break_a_unique_rule(database_env):
+    client = pymongo.MongoClient(database_env["MONGODB_URI"])
+    try:
+        client[database_env["RESTIFY_DATABASE_NAME"]].users.insert_many(
+            [{"email": "ann@example.com"}, {"email": "ann@example.com"}])
+    finally:
+        client.close()
+    result = restify("serve", "--port", str(free_port()), env=database_env)
+    assert result.returncode == 1
+    assert result.stderr.startswith("restify: cannot serve: the unique index users ['email'] cannot be made: ")
