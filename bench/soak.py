@@ -125,6 +125,16 @@ class Doors:
                       extensions.get("errors") or {}, f"{code}: {first.get('message', '')}")
 
     async def mcp(self, tool: str, arguments: dict[str, Any], token: str) -> Answer:
+        answer = await self._mcp_call(tool, arguments, token)
+        # A destructive tool previews first (`mcp.confirm_destructive`) and runs with the preview's token;
+        # a record changed between the two answers a fresh preview, confirmed in turn.
+        for _ in range(5):
+            if not (answer.ok and isinstance(answer.body, dict) and "preview" in answer.body):
+                return answer
+            answer = await self._mcp_call(tool, {**arguments, "confirm": answer.body["confirm"]}, token)
+        return Answer("mcp", 409, False, answer.body, reason="changed after every preview")
+
+    async def _mcp_call(self, tool: str, arguments: dict[str, Any], token: str) -> Answer:
         message = {"jsonrpc": "2.0", "id": next(self._ids), "method": "tools/call",
                    "params": {"name": tool, "arguments": arguments}}
         status, raw = await self.fetch("POST", "/mcp", json.dumps(message).encode(), {
