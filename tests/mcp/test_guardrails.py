@@ -3,8 +3,12 @@ a read-only server, and a cap on result sizes."""
 import json
 
 import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from tests.conftest import ROOT
 from tests.mcp.conftest import FORBIDDEN, NOT_FOUND, body, error, ok
+from tests.mcp.test_stdio import command
 from tests.mcp.test_tools_call import rest, rest_post
 from tests.mcp.test_tools_list import tools_of
 from tests.policy_rules import rules  # noqa: F401  (a fixture)
@@ -74,6 +78,19 @@ async def test_a_confirmation_belongs_to_the_user_who_saw_the_preview(connect, a
         result = ok(await session.call_tool("posts-delete-tool", {"id": post, "confirm": token}))
     assert result["message"].startswith("Nothing was changed." + ARGUMENTS_CHANGED)
     assert await db.collection("posts").find_by_id(post) is not None
+
+
+async def test_a_confirmation_from_one_process_is_redeemed_by_another(connect, api, db, mongodb_uri, db_name, ann):
+    post = await rest_post(api, "posts", ann["token"], title="Across")
+    async with connect(ann["token"]) as session:
+        token = ok(await session.call_tool("posts-delete-tool", {"id": post}))["confirm"]
+    executable, args, env = command(mongodb_uri, db_name, ann["token"])
+    parameters = StdioServerParameters(command=executable, args=args, env=env, cwd=str(ROOT))
+    async with stdio_client(parameters) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        deleted = ok(await session.call_tool("posts-delete-tool", {"id": post, "confirm": token}))
+    assert deleted == {"deleted": True, "id": post}
+    assert await db.collection("posts").find_by_id(post) is None
 
 
 async def test_a_record_changed_after_its_preview_is_previewed_again_not_deleted(connect, api, db, ann):
