@@ -47,7 +47,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     # port, and "*" in allowed_hosts turns the check off (for a proxy that checks hosts itself).
     "mcp": {"allowed_hosts": ["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"],
             "allowed_origins": ["http://127.0.0.1", "http://127.0.0.1:*", "http://localhost",
-                                "http://localhost:*", "http://[::1]", "http://[::1]:*"]},
+                                "http://localhost:*", "http://[::1]", "http://[::1]:*"],
+            # Guardrails for agents: preview-then-confirm before a destructive tool runs, no write tools
+            # at all, and the largest tool result (text bytes; 0 or null: no cap).
+            "confirm_destructive": True, "read_only": False, "max_result_bytes": 100_000},
 }
 
 

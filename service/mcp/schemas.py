@@ -64,5 +64,9 @@ def write_schema(fields: list[Field], action: str) -> Schema:
                    ["id", *body.get("required", [])])
 
 
-def delete_schema(resource: Resource) -> Schema:
-    return _object({"id": _id(f"The id of the {resource.name} record to delete.")}, ["id"])
+def delete_schema(resource: Resource, confirm: bool = False) -> Schema:
+    properties = {"id": _id(f"The id of the {resource.name} record to delete.")}
+    if confirm:
+        properties["confirm"] = {"type": "string", "minLength": 1, "description": (
+            "The token a first call without it returned: send it only once your user has agreed to the preview.")}
+    return _object(properties, ["id"])

@@ -24,6 +24,7 @@ from service.core.context import Context
 from service.core.errors import answer
 from service.core.models import Model
 from service.core.query import RESERVED
+from service.mcp import guard, limits
 from service.mcp.tools import ToolRoute, definitions, routes
 
 log = logging.getLogger("restify.mcp")
@@ -74,9 +75,17 @@ def build_server(app: Restify, resolve_caller: CallerResolver) -> Server[Any]:
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-def result(body: dict[str, Any], is_error: bool = False) -> types.CallToolResult:
-    """The REST body as text (for any client) and as structuredContent (for clients that read it)."""
-    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+def result(body: dict[str, Any], is_error: bool = False, limit: int | None = None) -> types.CallToolResult:
+    """The REST body as text (for any client) and as structuredContent (for clients that read it),
+    cut to `limit` bytes of text when one is given."""
+    text = limits.dumps(body)
+    if limit is not None and len(text.encode("utf-8")) > limit:
+        fewer = limits.fewer_records(body, limit)
+        if fewer is None:
+            cut, note = limits.cut_text(text, limit)
+            return types.CallToolResult(content=[types.TextContent(type="text", text=cut),
+                                                 types.TextContent(type="text", text=note)], is_error=is_error)
+        body, text = fewer, limits.dumps(fewer)
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                 structured_content=body, is_error=is_error)
 
@@ -85,8 +94,11 @@ async def call(app: Restify, name: str, arguments: Mapping[str, Any], caller: Ca
     route = routes(app).get(name)
     if route is None:
         return result({"message": f"Unknown tool {name!r}; list the tools again."}, is_error=True)
+    if guard.turned_off(app.settings, route.operation):
+        return result({"message": f"This server is read-only: {name} is turned off."}, is_error=True)
     try:
-        return result(await _run(app, route, dict(arguments), caller))
+        return result(await _run(app, route, dict(arguments), caller),
+                      limit=app.settings.cap("mcp", "max_result_bytes"))
     except Exception as error:  # noqa: BLE001 - every failure is answered as a tool error
         return result(error_body(error, name), is_error=True)
 
@@ -112,6 +124,7 @@ async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller
                                                          f"{caller.base_url}{prefix}/{name}"))
     if operation == "profile":
         return await profile.show(app, context(query_params(arguments)))
+    sent = dict(arguments)
     id = _text(arguments.pop("id", ""))
     if operation == "show":
         return await operations.show(app, name, id, context(query_params(arguments)))
@@ -119,6 +132,8 @@ async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller
         return await operations.store(app, name, arguments, context())
     if operation == "update":
         return await operations.update(app, name, id, arguments, context(), partial=True)
+    if guard.confirming(app.settings, operation):
+        return await guard.delete_after_confirmation(app, route.name, name, id, sent, caller.user, context)
     await operations.delete(app, name, id, context())
     return {"deleted": True, "id": id}
 

@@ -14,7 +14,7 @@ from service.core.app import Restify
 from service.core.context import Context
 from service.core.registry import Resource
 from service.core.serializer import TIMESTAMPS, visible
-from service.mcp import schemas
+from service.mcp import guard, schemas
 
 log = logging.getLogger("restify.mcp")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -51,6 +51,8 @@ def definitions(app: Restify, user: object) -> list[types.Tool]:
     """The tools this user is offered, with input schemas from the fields as this user sees them."""
     tools: list[types.Tool] = []
     for route in sorted(routes(app).values(), key=lambda r: r.name):
+        if guard.turned_off(app.settings, route.operation):
+            continue  # not offered, and refused when called
         resource = app.registry.get(route.resource)
         if resource is None:
             continue
@@ -79,34 +81,36 @@ def _definition(app: Restify, resource: Resource, route: ToolRoute, context: Con
                 + (f" search looks in: {', '.join(searchable)}." if searchable else "")
                 + (f" Exact filters: {', '.join(matchable)}." if matchable else "")
                 + include + " Only records you may see are listed.")
-        return _tool(route, f"List {name}", text + " " + _ERRORS, schemas.index_schema(resource, fields, settings), read_only=True)
+        return _tool(route, f"List {name}", text + " " + _ERRORS, schemas.index_schema(resource, fields, settings))
     if route.operation == "show":
         text = (f"One {name} record by id (GET {prefix}/{name}/<id>). Returns " + '{"data": ' + shape + "}."
                 + include + (" Each included list holds at most relatablePerPage (default "
                              f"{settings.get('pagination', 'relatable_per_page')}) records." if relations else ""))
         return _tool(route, f"Show one of {name}", text + " " + _ERRORS,
-                     schemas.show_schema(resource, settings), read_only=True)
+                     schemas.show_schema(resource, settings))
     if route.operation == "store":
         text = (f"Create a {name} record (POST {prefix}/{name}) from the attributes given; they are validated "
                 f"like the REST API's. Returns " + '{"data": ' + shape + "} of the new record."
                 + _server_set(fields, "store"))
-        return _tool(route, f"Create {name}", text + " " + _ERRORS, schemas.write_schema(fields, "store"),
-                     read_only=False, destructive=False)
+        return _tool(route, f"Create {name}", text + " " + _ERRORS, schemas.write_schema(fields, "store"))
     if route.operation == "update":
         text = (f"Change a {name} record by id (PATCH {prefix}/{name}/<id>): only the attributes you send are "
                 "validated and changed. Returns " + '{"data": ' + shape + "} of the changed record."
                 + _server_set(fields, "update"))
-        return _tool(route, f"Update {name}", text + " " + _ERRORS, schemas.write_schema(fields, "update"),
-                     read_only=False, destructive=True, idempotent=True)
+        return _tool(route, f"Update {name}", text + " " + _ERRORS, schemas.write_schema(fields, "update"))
     if route.operation == "delete":
         text = (f"Delete a {name} record by id (DELETE {prefix}/{name}/<id>). Returns "
                 '{"deleted": true, "id": "<id>"}.')
-        return _tool(route, f"Delete {name}", text + " " + _ERRORS, schemas.delete_schema(resource),
-                     read_only=False, destructive=True, idempotent=True)
+        confirm = guard.confirming(settings, route.operation)
+        if confirm:
+            text += (' Two steps: the first call changes nothing and returns {"message", "confirm": "<token>", '
+                     '"expires_at", "preview": {"action", "ids", "records"}}; show the preview to your user, and '
+                     'only if they agree call again with the same arguments plus "confirm": "<token>" (single-use, '
+                     'valid 5 minutes; a record changed meanwhile gives a new preview instead).')
+        return _tool(route, f"Delete {name}", text + " " + _ERRORS, schemas.delete_schema(resource, confirm))
     text = (f"The authenticated user's own {name} record (GET {prefix}/profile). Returns the resource "
             f"unwrapped: {shape}." + include)
-    return _tool(route, "Your profile", text + " " + _ERRORS, schemas.profile_schema(resource, settings),
-                 read_only=True)
+    return _tool(route, "Your profile", text + " " + _ERRORS, schemas.profile_schema(resource, settings))
 
 
 def _resource_shape(resource: Resource, fields: list) -> str:
@@ -134,14 +138,15 @@ def _server_set(fields: list, action: str) -> str:
     return "".join(notes)
 
 
-def _tool(route: ToolRoute, title: str, description: str, input_schema: dict, *, read_only: bool,
-          destructive: bool | None = None, idempotent: bool | None = None) -> types.Tool:
+def _tool(route: ToolRoute, title: str, description: str, input_schema: dict) -> types.Tool:
+    hints = guard.hints(route.operation)
     return types.Tool(
         name=route.name,
         title=title,
         description=description,
         input_schema=input_schema,
-        annotations=types.ToolAnnotations(title=title, read_only_hint=read_only, destructive_hint=destructive,
-                                          idempotent_hint=idempotent, open_world_hint=False),
+        annotations=types.ToolAnnotations(title=title, read_only_hint=hints.read_only,
+                                          destructive_hint=hints.destructive, idempotent_hint=hints.idempotent,
+                                          open_world_hint=False),
     )
 

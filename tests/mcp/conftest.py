@@ -67,3 +67,9 @@ def ok(result: CallToolResult) -> Any:
 def error(result: CallToolResult) -> Any:
     assert result.is_error, result.content
     return body(result)
+
+
+async def confirmed(session: ClientSession, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+    """A destructive tool's two steps: the preview, then the same call with its confirmation."""
+    preview = ok(await session.call_tool(tool, arguments))
+    return await session.call_tool(tool, {**arguments, "confirm": preview["confirm"]})

@@ -4,7 +4,7 @@ from urllib.parse import urlencode
 import pytest
 
 from storage import Filter
-from tests.mcp.conftest import FORBIDDEN, NOT_FOUND, PREFIX, error, ok
+from tests.mcp.conftest import FORBIDDEN, NOT_FOUND, PREFIX, confirmed, error, ok
 
 INVALID = "The given data was invalid."
 PUBLISHED = "The published filter must be true or false."
@@ -94,7 +94,7 @@ async def test_delete_removes_the_record_and_says_so(connect, ann, bob, db, api)
         assert error(await session.call_tool("posts-delete-tool", {"id": post})) == FORBIDDEN
     assert await db.collection("posts").find_by_id(post) is not None
     async with connect(ann["token"]) as session:
-        assert ok(await session.call_tool("posts-delete-tool", {"id": post})) == {"deleted": True, "id": post}
+        assert ok(await confirmed(session, "posts-delete-tool", {"id": post})) == {"deleted": True, "id": post}
         assert error(await session.call_tool("posts-delete-tool", {"id": post})) == NOT_FOUND
         assert error(await session.call_tool("posts-show-tool", {"id": post})) == NOT_FOUND
     assert await db.collection("posts").find_by_id(post) is None
@@ -169,7 +169,7 @@ async def test_comment_tools(connect, ann, bob, api, db):
         assert error(await session.call_tool("comments-update-tool", {"id": comment["id"], "body": "x"})) == FORBIDDEN
         assert error(await session.call_tool("comments-delete-tool", {"id": comment["id"]})) == FORBIDDEN
     async with connect(bob["token"]) as session:
-        assert ok(await session.call_tool("comments-delete-tool", {"id": comment["id"]}))["deleted"] is True
+        assert ok(await confirmed(session, "comments-delete-tool", {"id": comment["id"]}))["deleted"] is True
     assert await db.collection("comments").find_by_id(comment["id"]) is None
 
 

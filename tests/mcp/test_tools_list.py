@@ -115,7 +115,7 @@ async def test_update_tool_takes_an_id_and_any_attributes(connect, ann):
 
 @pytest.mark.parametrize("name, properties, required", [
     ("posts-show-tool", ["id", "include"], ["id"]),
-    ("posts-delete-tool", ["id"], ["id"]),
+    ("posts-delete-tool", ["id", "confirm"], ["id"]),
     ("tags-show-tool", ["id"], ["id"]),  # tags have no relations to include
     ("users-profile-tool", ["include"], None),
 ])

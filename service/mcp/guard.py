@@ -1,0 +1,83 @@
+"""Guardrails for agents: what each tool may do (its MCP annotations), which tools a read-only
+server turns off, and the preview-then-confirm step in front of a destructive tool.
+
+`[mcp] confirm_destructive` (default true): the first call of a destructive tool answers, as a
+normal result, what it would change and a `confirm` token, and changes nothing; the same call
+with `confirm` added runs it — if the records are still as previewed. Otherwise (changed
+meanwhile, token used, expired, or for another call) it answers a fresh preview.
+"""
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from service.config import Settings
+from service.core import confirmations, operations
+from service.core.app import Restify
+from service.core.context import Context
+from service.core.errors import Forbidden
+from service.core.models import Model
+
+CONFIRM = "confirm"
+
+
+@dataclass(frozen=True)
+class Hints:
+    """MCP tool annotations: what a client may tell its human before a call."""
+    read_only: bool
+    destructive: bool = False  # removes records (an update changes only what it is sent)
+    idempotent: bool = True
+
+
+HINTS = {
+    "index": Hints(read_only=True), "show": Hints(read_only=True), "profile": Hints(read_only=True),
+    "store": Hints(read_only=False, idempotent=False),  # each call creates another record
+    "update": Hints(read_only=False),
+    "delete": Hints(read_only=False, destructive=True),
+}
+
+
+def hints(operation: str) -> Hints:
+    return HINTS.get(operation, Hints(read_only=False, destructive=True, idempotent=False))  # unknown: fear the worst
+
+
+def turned_off(settings: Settings, operation: str) -> bool:
+    """`[mcp] read_only` turns off every tool that writes."""
+    return bool(settings.get("mcp", "read_only")) and not hints(operation).read_only
+
+
+def confirming(settings: Settings, operation: str) -> bool:
+    return hints(operation).destructive and bool(settings.get("mcp", "confirm_destructive"))
+
+
+def _version(record: dict[str, Any]) -> str:
+    """What a preview is bound to: the record's updated_at, or all it showed when it has none."""
+    attributes = record.get("attributes") or {}
+    return str(attributes.get("updated_at") or confirmations.canonical(record))
+
+
+async def delete_after_confirmation(app: Restify, tool: str, resource: str, id: str, arguments: dict[str, Any],
+                                    user: Model | None, context: Callable[[], Context]) -> dict[str, Any]:
+    """Deletes record `id` when `arguments` (the call's, as sent) carry a valid confirmation for it as
+    it is now; otherwise answers a preview and a new confirmation."""
+    arguments = dict(arguments)
+    token = arguments.pop(CONFIRM, None)
+    record = (await operations.show(app, resource, id, context()))["data"]  # 404 for hidden and missing alike
+    if not (record.get("meta") or {}).get("authorizedToDelete", True):
+        raise Forbidden()  # say so now: a preview of what cannot happen would only mislead
+    versions = {record.get("id", id): _version(record)}
+    user_id = str(user.id) if user is not None else ""
+    note = ""
+    if token is not None:
+        previewed = await confirmations.redeem(app, user_id, tool, arguments, str(token))
+        if previewed == versions:
+            await operations.delete(app, resource, id, context())
+            return {"deleted": True, "id": id}
+        note = (" The confirmation was not used: the record changed since it was previewed."
+                if previewed is not None else
+                " The confirmation was not accepted (wrong, used, expired, or for another call).")
+    token, expires = await confirmations.issue(app, user_id, tool, arguments, versions)
+    message = (f"Nothing was changed.{note} To delete, call {tool} again with the same arguments and "
+               f'"{CONFIRM}": the token below, before {expires}; it works once.')
+    # The token comes first so that a result cut to max_result_bytes still carries it.
+    return {"message": message, CONFIRM: token, "expires_at": expires,
+            "preview": {"action": "delete", "ids": list(versions), "records": [record]}}
