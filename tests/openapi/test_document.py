@@ -194,7 +194,7 @@ def test_resource_object_and_list_envelope(document):
     page = schema_of(document, "posts.Page")
     assert page["required"] == ["meta", "links", "data"]
     assert schema_of(document, "PaginationMeta")["required"] == [
-        "current_page", "from", "last_page", "path", "per_page", "to", "total"]
+        "current_page", "from", "last_page", "path", "per_page", "to", "total", "next_cursor", "prev_cursor"]
     assert schema_of(document, "PaginationLinks")["properties"]["next"] == {"type": ["string", "null"]}
     token = schema_of(document, "TokenMeta")
     assert "token" in token["required"]
@@ -274,7 +274,7 @@ def gadgets(monkeypatch):
             return [
                 field("size").rules("in:small,large").nullable(),
                 field("grade").numeric().rules("between:1,5"),
-                field("count").numeric().rules("integer").matchable(),
+                field("amount").numeric().rules("integer").matchable(),
                 field("code").rules("not_in:admin,root", "min:3"),
                 field("released").date().required(),
                 field("site").rules("url").hidden(),
@@ -292,7 +292,7 @@ def test_rules_become_json_schema_keywords(gadgets):
     props = store["properties"]
     assert props["size"]["type"] == ["string", "null"] and props["size"]["enum"] == ["small", "large", None]
     assert props["grade"] | {"description": ""} == {"type": "number", "minimum": 1, "maximum": 5, "description": ""}
-    assert props["count"]["type"] == "integer" and props["count"]["maximum"] == INT64
+    assert props["amount"]["type"] == "integer" and props["amount"]["maximum"] == INT64
     assert props["code"]["not"] == {"enum": ["admin", "root"]} and props["code"]["minLength"] == 3
     assert props["code"]["maxLength"] == 65535
     assert props["released"]["format"] == "date" and props["released"]["minLength"] == 1
@@ -302,8 +302,8 @@ def test_rules_become_json_schema_keywords(gadgets):
     assert schema_of(document, "gadgets.Update")["required"] == ["released"]
     assert "site" not in schema_of(document, "gadgets.Attributes")["properties"]  # hidden
     index = params(document["paths"][f"{PREFIX}/gadgets"]["get"])
-    # `count` is an integer to the validator, so its filter is too (it was "number" here)
-    assert index["count"]["schema"] == {"type": "integer"} and index["ready"]["schema"] == {"type": "boolean"}
+    # `amount` is an integer to the validator, so its filter is too (it was "number" here)
+    assert index["amount"]["schema"] == {"type": "integer"} and index["ready"]["schema"] == {"type": "boolean"}
     assert "search" not in index  # nothing is searchable
 
 
