@@ -87,6 +87,12 @@ def to_number(value: Any) -> int | float | None:
     return None
 
 
+def to_flag(text: str) -> bool | None:
+    """A query-string boolean: true/1 or false/0 (any case); else None."""
+    lowered = text.lower()
+    return lowered in _TRUE if lowered in _TRUE + _FALSE else None
+
+
 @dataclass(frozen=True)
 class Description:
     name: str
@@ -132,9 +138,10 @@ class Description:
                 raise self._bad_filter("a number")
             return number
         if self.type == "boolean":
-            if raw.lower() in _TRUE + _FALSE:
-                return raw.lower() in _TRUE
-            raise self._bad_filter("true or false")
+            flag = to_flag(raw)
+            if flag is None:
+                raise self._bad_filter("true or false")
+            return flag
         if self.type == "date" and parse_date(raw) is None:
             raise self._bad_filter("a date")
         return raw

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from service.config import Settings
-from service.core.description import Description, describe, to_number
+from service.core.description import Description, describe, to_flag, to_number
 from service.core.errors import BadRequest
 from service.core.fields import Field
 
@@ -180,9 +180,10 @@ def _conditions(description: Description, operator: str, raw: str, values: Seque
         items = values if len(values) > 1 else raw.split(",")
         return [(name, operator, tuple(description.coerce(item) for item in items))]
     if operator == "null":
-        if raw.lower() not in ("true", "1", "false", "0"):
+        flag = to_flag(raw)
+        if flag is None:
             _refuse(f"{name}[null]", f"The {name}[null] filter must be true or false.")
-        return [(name, "null", raw.lower() in ("true", "1"))]
+        return [(name, "null", flag)]
     if operator == "between":
         bounds = raw.split(",")
         if len(bounds) != 2:

@@ -110,7 +110,11 @@ def test_login_and_register_need_no_token(document):
 def test_index_parameters_name_the_query_contract(document):
     index = params(document["paths"][f"{PREFIX}/posts"]["get"])
     assert list(index) == ["page", "perPage", "per_page", "relatablePerPage", "search", "sort", "related",
-                           "include", "published", "user_id"]
+                           "include", "published", "published[ne]", "published[null]", "user_id", "user_id[ne]",
+                           "user_id[in]", "user_id[nin]", "user_id[null]", "count", "cursor"]
+    assert index["published[null]"]["schema"] == {"type": "boolean"}
+    assert index["user_id[in]"]["schema"] == {"type": "string"}
+    assert index["count"]["schema"] == {"type": "string", "enum": ["exact", "none"]}
     assert index["page"]["schema"] == {"type": "integer", "minimum": 1, "maximum": INT64}
     assert index["search"]["schema"] == {"type": "string", "maxLength": 255}
     assert index["published"]["schema"] == {"type": "boolean"}
@@ -304,6 +308,8 @@ def test_rules_become_json_schema_keywords(gadgets):
     index = params(document["paths"][f"{PREFIX}/gadgets"]["get"])
     # `amount` is an integer to the validator, so its filter is too (it was "number" here)
     assert index["amount"]["schema"] == {"type": "integer"} and index["ready"]["schema"] == {"type": "boolean"}
+    assert index["amount[between]"]["schema"]["pattern"] == "^[^,]*,[^,]*$"
+    assert "ready[gt]" not in index and index["amount[gt]"]["schema"] == {"type": "integer"}
     assert "search" not in index  # nothing is searchable
 
 
