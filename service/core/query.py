@@ -151,7 +151,7 @@ def parse_filters(query: IndexQuery, fields: list[Field], params: Mapping[str, s
     by_name = {f.name: f for f in fields}
     for name, raw in params.items():
         match = _FILTER_NAME.match(name)
-        if name in RESERVED or match is None:
+        if name in RESERVED or match is None or match["field"] == "fields":  # fields[<type>]: sparse fieldsets
             continue
         field_ = by_name.get(match["field"])
         if not match["negated"] and match["op"] is None:  # the plain exact match; unknown names are ignored

@@ -6,6 +6,7 @@ import pytest
 
 from tests.http.test_index_queries import (  # noqa: F401  (config, registry: fixtures)
     POSTS, bad_request, config, registry, replace, seed_post, titles, url)
+from tests.policy_rules import published_or_own_scope, rules  # noqa: F401  (rules: a fixture)
 
 VIEWS = [("p0", 3), ("p1", 1), ("p2", 3), ("p3", None), ("p4", 2), ("p5", 1), ("p6", 3)]
 MATCHABLE = [replace("posts.py", 'field("views").numeric()', 'field("views").numeric().matchable()')]
@@ -148,3 +149,23 @@ async def test_an_empty_walk_has_no_cursors(api):
     body = (await api.get(url(POSTS, cursor=""))).json
     assert (body["data"], body["meta"]["next_cursor"], body["meta"]["prev_cursor"]) == ([], None, None)
     assert (body["links"]["next"], body["links"]["prev"]) == (None, None)
+
+
+async def test_a_cursor_walk_and_filters_stay_inside_the_policy_scope(api, db, rules, ann, bob):
+    """The read rule is inside the query: a walk neither shows nor counts what the user may not read."""
+    rules("posts", scope=published_or_own_scope)
+    for i, (user, published) in enumerate([(ann, False), (bob, False), (bob, True), (ann, True), (bob, False)]):
+        await seed_post(db, f"p{i}", user_id=user["id"], published=published)
+    params = {"perPage": 1, "sort": "-title", "published[ne]": "true"}
+    response = await api.get(url(POSTS, cursor="", **params), token=ann["token"])
+    seen = []
+    while True:
+        seen += titles(response)
+        assert response.json["meta"]["total"] == 1
+        cursor = response.json["meta"]["next_cursor"]
+        if cursor is None:
+            break
+        response = await api.get(url(POSTS, cursor=cursor, **params), token=ann["token"])
+    assert seen == ["p0"]
+    everyone = await api.get(url(POSTS, **{"user_id[nin]": ann["id"]}), token=ann["token"])
+    assert sorted(titles(everyone)) == ["p2"] and everyone.json["meta"]["total"] == 1

@@ -11,7 +11,7 @@ import pytest
 from service.core.errors import DeclarationError
 from service.core.registry import load_app
 from tests.http.test_index_queries import (  # noqa: F401  (config, registry: fixtures)
-    POSTS, ROOT, bad_request, config, registry, replace, seed_post, titles, url)
+    POSTS, ROOT, bad_request, config, registry, replace, seed, seed_post, titles, url)
 
 MATCHABLE = [
     replace("posts.py", 'field("views").numeric()', 'field("views").numeric().matchable()'),
@@ -145,3 +145,24 @@ def test_a_field_with_a_reserved_name_fails_at_start_up(tmp_path, name):
             sys.path.remove(str(app_dir.resolve()))
         for module in [m for m in sys.modules if m == "repositories" or m.startswith("repositories.")]:
             del sys.modules[module]
+
+
+async def test_a_reference_filter_finds_ids_in_any_accepted_spelling(api, db):
+    """`post_id` refers to posts (`exists:posts`): stored lowercase, found in any case, as `post_id=v` is."""
+    mine, theirs = "6650ab" + "0" * 18, "6650ab" + "1" * 18
+    for body, post_id in (("On mine", mine), ("On theirs", theirs)):
+        await seed(db, "comments", body=body, post_id=post_id, user_id=None)
+
+    async def bodies(query: str) -> list[str]:
+        response = await api.get(f"/api/restify/comments?{query}")
+        assert response.status == 200, response.body
+        return sorted(c["attributes"]["body"] for c in response.json["data"])
+
+    assert await bodies(f"post_id[in]={mine.upper()}") == ["On mine"]
+    assert await bodies(f"post_id[ne]={mine.upper()}") == ["On theirs"]
+    assert await bodies(f"-post_id={theirs.upper()}") == ["On mine"]
+
+
+async def test_sparse_fieldset_parameters_are_not_read_as_filters(api, db):
+    await seed_post(db, "Kept")
+    assert await found(api, "fields[posts]=title") == ["Kept"]
