@@ -70,7 +70,30 @@ class Filter:
             clauses.append(_keyset(*self.after))
         if not clauses:
             return {}
-        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+        merged = _merged(clauses)
+        return merged if merged is not None else {"$and": clauses}
+
+
+def _merged(clauses: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The clauses as one document when no two of them say different things about one key (the
+    operators of one field join: `{"v": {"$gte": 1, "$lt": 8}}`); None otherwise. The same query on
+    MongoDB, and the embedded server runs a plain document in SQL where any `$and` is read in Python.
+    A `$or` stays inside `$and`: beside other keys, the embedded server's `$match` ignores it."""
+    merged: dict[str, Any] = {}
+    for clause in clauses:
+        for key, value in clause.items():
+            if key.startswith("$"):
+                return None
+            if key not in merged:
+                merged[key] = value
+                continue
+            old = merged[key]
+            operators = isinstance(old, dict) and isinstance(value, dict) \
+                and all(k.startswith("$") for k in (*old, *value)) and not set(old) & set(value)
+            if not operators:
+                return None
+            merged[key] = {**old, **value}
+    return merged
 
 
 def _exact(values: dict[str, Any]) -> list[dict[str, Any]] | None:

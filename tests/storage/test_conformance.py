@@ -165,7 +165,7 @@ async def test_equals_search_and_within_combine_with_and(db):
     await seed(people)
     where = Filter(equals={"active": True}, search_fields=("name",), search_text="N",
                    within=("age", (30, 41)))
-    assert where.to_mongo()["$and"][0] == {"active": True}
+    assert where.to_mongo()["$and"][0] == {"active": True}  # a $or (the search) keeps the $and
     assert await names(people, where) == ["Ann"]
 
 
@@ -472,3 +472,15 @@ async def test_keyset_pages_walk_every_record_once_in_sort_order(db, sort):
         after = (tuple(sort), tuple(last.get(name) if name != "id" else last["id"] for name, _ in sort))
     assert walked == everything
     assert sorted(walked) == ["a", "b", "c", "d", "e", "f"]
+
+
+async def test_a_rule_beside_conditions_is_counted_as_it_is_found(db):
+    # A $or beside field keys in one $match was ignored by the embedded server's count: kept in $and.
+    people = db.collection("people")
+    await seed(people)
+    where = Filter(conditions=(("age", "gte", 30), ("age", "lt", 41)), any_of=({"name": "Ann"}, {"name": "Bob"}))
+    assert await names(people, where) == ["Ann"]
+    assert await people.count(where) == 1
+    ranged = Filter(conditions=(("age", "gte", 30), ("age", "lt", 41), ("note", "null", True)))
+    assert ranged.to_mongo() == {"age": {"$gte": 30, "$lt": 41}, "note": {"$in": [None]}}
+    assert (await names(people, ranged), await people.count(ranged)) == (["Ann"], 1)
