@@ -1,8 +1,9 @@
 """Transport-neutral filters, compiled to MongoDB queries only here.
 
 Callers describe *what* they want (exact values, a literal search text, a
-membership test, alternatives of exact values); the query shapes that reach the server are the few that
-`tests/storage/test_conformance.py` proves on the embedded server and MongoDB.
+membership test, alternatives of exact values, comparisons from a fixed list, a keyset position);
+the query shapes that reach the server are the few that `tests/storage/test_conformance.py` proves on
+the embedded server and MongoDB.
 """
 import re
 from dataclasses import dataclass, field
@@ -12,6 +13,13 @@ from typing import Any
 from storage.ids import to_object_id
 
 _SCALARS = (str, int, float, bool, type(None), datetime)
+# The comparisons a Condition may name; anything else is refused before a query is built.
+_COMPARISONS = {"ne": "$ne", "gt": "$gt", "gte": "$gte", "lt": "$lt", "lte": "$lte"}
+OPERATIONS = frozenset({*_COMPARISONS, "in", "nin", "null"})
+# (field, operation, value): value is a scalar, a tuple of scalars for in/nin, a bool for null.
+Condition = tuple[str, str, Any]
+# The sort a page is read in, and the sort values of the record it starts after.
+Keyset = tuple[tuple[tuple[str, int], ...], tuple[Any, ...]]
 
 
 @dataclass(frozen=True)
@@ -25,6 +33,9 @@ class Filter:
     # A read rule: a record matches when it has every value of at least one alternative.
     # None: no rule; (): nothing matches.
     any_of: tuple[dict[str, Any], ...] | None = None
+    conditions: tuple[Condition, ...] = ()
+    # Only records after this position in this sort (a cursor page); the sort ends with "id".
+    after: Keyset | None = None
 
     def to_mongo(self) -> dict[str, Any] | None:
         """The MongoDB filter, or None when the filter can match nothing."""
@@ -53,9 +64,36 @@ class Filter:
             if bound is not None:
                 _check_scalar(bound[0], bound[1])
                 clauses.append({bound[0]: {operator: bound[1]}})
+        for condition in self.conditions:
+            clauses.append(_condition(*condition))
+        if self.after is not None:
+            clauses.append(_keyset(*self.after))
         if not clauses:
             return {}
-        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+        merged = _merged(clauses)
+        return merged if merged is not None else {"$and": clauses}
+
+
+def _merged(clauses: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The clauses as one document when no two of them say different things about one key (the
+    operators of one field join: `{"v": {"$gte": 1, "$lt": 8}}`); None otherwise. The same query on
+    MongoDB, and the embedded server runs a plain document in SQL where any `$and` is read in Python.
+    A `$or` stays inside `$and`: beside other keys, the embedded server's `$match` ignores it."""
+    merged: dict[str, Any] = {}
+    for clause in clauses:
+        for key, value in clause.items():
+            if key.startswith("$"):
+                return None
+            if key not in merged:
+                merged[key] = value
+                continue
+            old = merged[key]
+            operators = isinstance(old, dict) and isinstance(value, dict) \
+                and all(k.startswith("$") for k in (*old, *value)) and not set(old) & set(value)
+            if not operators:
+                return None
+            merged[key] = {**old, **value}
+    return merged
 
 
 def _exact(values: dict[str, Any]) -> list[dict[str, Any]] | None:
@@ -95,3 +133,63 @@ def _check_scalar(name: str, value: Any) -> None:
     # Defence in depth: a dict here would be an operator smuggled past validation.
     if not isinstance(value, _SCALARS):
         raise TypeError(f"filter value for {name!r} must be a scalar, got {type(value).__name__}")
+
+
+def _stored(name: str, value: Any) -> tuple[str, Any]:
+    """The stored name and value of a compared field: `id` is `_id`, an ObjectId (None if malformed)."""
+    _check_scalar(name, value)
+    if name == "id":
+        return "_id", to_object_id(value) if isinstance(value, str) else None
+    return name, value
+
+
+_NOTHING = {"_id": {"$in": []}}
+_EVERYTHING: dict[str, Any] = {}
+
+
+def _present(name: str) -> dict[str, Any]:
+    # `$ne: null` also matches missing fields on the embedded server: $exists with $nin is alike everywhere.
+    return {name: {"$exists": True, "$nin": [None]}}
+
+
+def _condition(name: str, operation: str, value: Any) -> dict[str, Any]:
+    if operation not in OPERATIONS:
+        raise ValueError(f"unknown filter operation {operation!r}")
+    if operation == "null":
+        key = "_id" if name == "id" else name
+        return {key: {"$in": [None]}} if value else _present(key)
+    if operation in ("in", "nin"):
+        pairs = [_stored(name, item) for item in value]
+        key = "_id" if name == "id" else name
+        items = [item for _, item in pairs if not (name == "id" and item is None)]
+        return {key: {"$" + operation: items}}
+    key, stored = _stored(name, value)
+    if name == "id" and stored is None:  # a malformed id is no record: != matches all, the rest none
+        return _EVERYTHING if operation == "ne" else _NOTHING
+    if value is None:
+        # Ordering against null matches nothing on MongoDB; "not null" is the one useful reading.
+        return _present(key) if operation == "ne" else _NOTHING
+    return {key: {_COMPARISONS[operation]: stored}}
+
+
+def _keyset(sort: tuple[tuple[str, int], ...], values: tuple[Any, ...]) -> dict[str, Any]:
+    """Records after `values` in `sort`: (a > va) or (a = va and b > vb) or ... Null or missing
+    values sort first, as MongoDB orders them."""
+    branches = []
+    equal: list[dict[str, Any]] = []
+    for (name, direction), value in zip(sort, values):
+        key, stored = _stored(name, value)
+        if value is None:
+            beyond = _present(key) if direction == 1 else None  # nothing sorts below null
+            same = {key: {"$in": [None]}}
+        else:
+            beyond = {key: {"$gt" if direction == 1 else "$lt": stored}}
+            if direction == -1:
+                beyond = {"$or": [beyond, {key: {"$in": [None]}}]}
+            same = {key: stored}
+        if beyond is not None:
+            branches.append({"$and": [*equal, beyond]} if equal else beyond)
+        equal.append(same)
+    if not branches:
+        return _NOTHING
+    return branches[0] if len(branches) == 1 else {"$or": branches}

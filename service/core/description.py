@@ -12,6 +12,7 @@ number (kind or rule), date (kind or rule), else text — the order the validato
 import math
 import re
 from dataclasses import dataclass
+from datetime import date, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -86,6 +87,12 @@ def to_number(value: Any) -> int | float | None:
     return None
 
 
+def to_flag(text: str) -> bool | None:
+    """A query-string boolean: true/1 or false/0 (any case); else None."""
+    lowered = text.lower()
+    return lowered in _TRUE if lowered in _TRUE + _FALSE else None
+
+
 @dataclass(frozen=True)
 class Description:
     name: str
@@ -131,14 +138,37 @@ class Description:
                 raise self._bad_filter("a number")
             return number
         if self.type == "boolean":
-            if raw.lower() in _TRUE + _FALSE:
-                return raw.lower() in _TRUE
-            raise self._bad_filter("true or false")
+            flag = to_flag(raw)
+            if flag is None:
+                raise self._bad_filter("true or false")
+            return flag
+        if self.type == "date" and parse_date(raw) is None:
+            raise self._bad_filter("a date")
         return raw
+
+    def day_after(self, raw: str) -> str | None:
+        """For a date-only value ("2024-01-02") of a date field, the next day: an upper bound that
+        includes the whole day is "before the next day" (stored dates are ISO texts)."""
+        if self.type != "date" or not _DAY.match(raw):
+            return None
+        return (date.fromisoformat(raw) + timedelta(days=1)).isoformat()
 
     def _bad_filter(self, what: str) -> BadRequest:
         message = f"The {self.name} filter must be {what}."
         return BadRequest(message, {self.name: [message]})
+
+
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
+
+
+def parse_date(text: str) -> datetime | None:
+    """An ISO date or date-time ("Z" allowed), as the validator and the filters accept them."""
+    if len(text) > 40:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def describe(field: Field) -> Description:

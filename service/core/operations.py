@@ -11,7 +11,7 @@ take the one write path (`writes`).
 from typing import Any
 from urllib.parse import urlencode
 
-from service.core import loading, uploads
+from service.core import cursors, loading, uploads
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import Forbidden, NotFound, Unauthenticated
@@ -22,9 +22,6 @@ from service.core.serializer import resource_object, visible
 from service.core.validation import canonical_references
 from service.core.writes import Write, now, remove, write  # noqa: F401 (`now`: imported from here too)
 from storage import Filter
-
-
-MAX_SKIP = 2**63 - 1
 
 
 def _deny(context: Context) -> Exception:
@@ -65,21 +62,27 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     resource = _enter(app, name, context)
     await app.ready()
     fields = resource.fields(context)
-    query = parse_index(resource, fields, context.params, app.settings)
+    repeated = context.extras.get("repeated") or {}
+    query = parse_index(resource, fields, context.params, app.settings, repeated)
+    equals = canonical_references(app, fields, query.equals)
+    conditions = tuple((field, operation, canonical_references(app, fields, {field: value})[field])
+                       for field, operation, value in query.conditions)
     # The policy's scope is inside the query: pages and the total count only readable records.
     where = app.registry.policies.restrict(resource.model, context.user, Filter(
-        equals=canonical_references(app, fields, query.equals),
+        equals=equals,
         search_fields=tuple(f.name for f in fields if f.is_searchable),
         search_text=query.search,
+        conditions=conditions,
     ))
     collection = app.collection(resource)
-    skip = (query.page - 1) * query.per_page
-    # A page past 64 bits of skip is past any real collection: empty, without asking the server.
-    fits = skip + query.per_page <= MAX_SKIP
-    documents = await collection.find(where, sort=query.sort, skip=skip, limit=query.per_page) if fits else []
-    total = await collection.count(where)
+    # A cursor is bound to what chooses and orders the records, and to the page size.
+    bound = cursors.binding(resource.name, query.sort, sorted(equals.items()), conditions, query.search,
+                            query.per_page)
+    page = await cursors.read_page(collection, where, query.sort, query.per_page, query.page, query.cursor,
+                                   cursors.key(app.settings), bound)
+    total = await collection.count(where) if query.counted else None
     gate = app.registry.policies.gate(resource.model, context.user)
-    rows = [(d, record) for d, record in ((d, resource.model(d)) for d in documents) if gate.shows(record)]
+    rows = [(d, record) for d, record in ((d, resource.model(d)) for d in page.documents) if gate.shows(record)]
     documents = [d for d, _ in rows]
     tree = loading.with_eager(resource, query.related)
     related = await loading.load(app, resource, context, documents, tree) if tree else {}
@@ -89,35 +92,49 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
                         gate.flags(record, shown=True))
         for d, record in rows
     ]
-    return _envelope(context, query, skip, len(data), total, data)
+    return _envelope(context, query, page, repeated, total, data)
 
 
-def _envelope(context: Context, query: IndexQuery, skip: int, count: int, total: int,
-              data: list[dict[str, Any]]) -> dict[str, Any]:
-    last_page = max(1, -(-total // query.per_page))
+def _envelope(context: Context, query: IndexQuery, page: cursors.Page, repeated: dict[str, list[str]],
+              total: int | None, data: list[dict[str, Any]]) -> dict[str, Any]:
+    by_page = page.skip is not None
+    last_page = max(1, -(-total // query.per_page)) if total is not None and by_page else None
     path = context.extras.get("url", "")
-    # The other parameters are encoded once; `page` goes last, as it would through urlencode.
-    kept = urlencode({k: v for k, v in context.params.items() if k != "page"})
-    prefix = f"{path}?{kept}&page=" if kept else f"{path}?page="
+    # The other parameters are encoded once (repeated ones with every value); `page` or `cursor` goes last.
+    kept = urlencode([(k, value) for k, v in context.params.items() if k not in ("page", "cursor")
+                      for value in repeated.get(k) or [v]])
+    prefix = f"{path}?{kept}&" if kept else f"{path}?"
 
-    def link(page: int) -> str:
-        return f"{prefix}{page}"
+    def link(page_number: int) -> str:
+        return f"{prefix}page={page_number}"
 
+    def cursor_link(cursor: str | None) -> str | None:
+        return f"{prefix}{urlencode({'cursor': cursor})}" if cursor is not None else None
+
+    if by_page:
+        more = query.page < last_page if last_page is not None else page.more
+        first, prev, next_ = link(1), link(query.page - 1) if query.page > 1 else None, \
+            link(query.page + 1) if more else None
+    else:
+        first, prev, next_ = cursor_link(""), cursor_link(page.prev_cursor), cursor_link(page.next_cursor)
+    count = len(data)
     return {
         "meta": {
-            "current_page": query.page,
-            "from": skip + 1 if count else None,
+            "current_page": query.page if by_page else None,
+            "from": page.skip + 1 if by_page and count else None,
             "last_page": last_page,
             "path": path,
             "per_page": query.per_page,
-            "to": skip + count if count else None,
+            "to": page.skip + count if by_page and count else None,
             "total": total,
+            "next_cursor": page.next_cursor,
+            "prev_cursor": page.prev_cursor,
         },
         "links": {
-            "first": link(1),
-            "last": link(last_page),
-            "prev": link(query.page - 1) if query.page > 1 else None,
-            "next": link(query.page + 1) if query.page < last_page else None,
+            "first": first,
+            "last": link(last_page) if last_page is not None else None,
+            "prev": prev,
+            "next": next_,
             "path": path,
         },
         "data": data,

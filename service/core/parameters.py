@@ -99,3 +99,40 @@ def filter_schema(field: Field, json_null: bool) -> Schema:
     return {"type": [kind, "null"] if json_null else kind,
             "description": f"Only records whose {field.name} equals this value exactly ({without}: records "
                            "without one)."}
+
+
+def count_schema() -> Schema:
+    return {"type": "string", "enum": ["exact", "none"],
+            "description": "exact (default) counts the matching records; none leaves meta.total, meta.last_page "
+                           "and links.last null, for lists where a count costs too much."}
+
+
+def cursor_schema() -> Schema:
+    return {"type": "string",
+            "description": "An opaque position from meta.next_cursor / meta.prev_cursor (empty: the first page), "
+                           "instead of `page`. It is signed and bound to its sort, filters and perPage: altered, "
+                           "or sent with others, it is a 400."}
+
+
+def operator_schemas(field: Field) -> dict[str, Schema]:
+    """The value of `<field>[op]=v` for each operator the field's type allows (but `eq`, which is
+    `<field>=v`)."""
+    description = describe(field)
+    kind = description.json_type
+    name = field.name
+    day = " A date-only upper bound includes that whole day." if description.type == "date" else ""
+    texts = {
+        "ne": ({"type": kind}, f"Only records whose {name} differs from this value (also `-{name}=v`)."),
+        "gt": ({"type": kind}, f"Only records whose {name} is greater than this value.{day}"),
+        "gte": ({"type": kind}, f"Only records whose {name} is at least this value."),
+        "lt": ({"type": kind}, f"Only records whose {name} is less than this value."),
+        "lte": ({"type": kind}, f"Only records whose {name} is at most this value.{day}"),
+        "in": ({"type": "string"}, f"Only records whose {name} is one of these comma-separated values "
+                                   "(repeat the parameter for values that contain commas)."),
+        "nin": ({"type": "string"}, f"Only records whose {name} is none of these comma-separated values "
+                                    "(repeat the parameter for values that contain commas)."),
+        "between": ({"type": "string", "pattern": "^[^,]*,[^,]*$"},
+                    f"Only records whose {name} is within `low,high`, both included.{day}"),
+        "null": ({"type": "boolean"}, f"true: only records without a {name}; false: only those with one."),
+    }
+    return {op: {**texts[op][0], "description": texts[op][1]} for op in description.operators if op != "eq"}

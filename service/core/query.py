@@ -1,22 +1,28 @@
 """Reads index and show parameters into plain values: pagination, search,
-exact matches, sort, and the relation tree of `related`/`include`.
+exact matches and filters with operators, sort, counting, cursors, and the relation tree of
+`related`/`include`.
 
 Every malformed value is a BadRequest naming the parameter, never a 500.
 """
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from service.config import Settings
-from service.core.description import describe, to_number
+from service.core.description import Description, describe, to_flag, to_number
 from service.core.errors import BadRequest
 from service.core.fields import Field
 
 if TYPE_CHECKING:
     from service.core.registry import Resource
 
-RESERVED = {"page", "perPage", "per_page", "relatablePerPage", "search", "sort", "related", "include"}
+RESERVED = {"page", "perPage", "per_page", "relatablePerPage", "search", "sort", "related", "include",
+            "fields", "count", "cursor"}
 RelationTree = dict[str, "RelationTree"]
+# The one bracket shape a parameter name may have: `<field>[<op>]`, or `-<field>` for `ne`.
+_FILTER_NAME = re.compile(r"^(?P<negated>-)?(?P<field>[A-Za-z_][A-Za-z0-9_]*)(?:\[(?P<op>[A-Za-z]+)\])?$", re.ASCII)
+_COUNTS = ("exact", "none")
 
 
 @dataclass
@@ -27,6 +33,10 @@ class IndexQuery:
     equals: dict[str, Any] = field(default_factory=dict)
     sort: list[tuple[str, int]] = field(default_factory=list)
     related: RelationTree = field(default_factory=dict)
+    # (field, operation, value) in storage's vocabulary: ne gt gte lt lte in nin null
+    conditions: list[tuple[str, str, Any]] = field(default_factory=list)
+    counted: bool = True        # count=exact (default) or count=none
+    cursor: str | None = None   # None: page mode; "" starts a cursor walk
 
 
 def _positive_int(params: Mapping[str, str], name: str, default: int) -> int:
@@ -61,7 +71,8 @@ def relatable_per_page(params: Mapping[str, str], settings: Settings) -> int:
 
 def check_parameter_names(params: Mapping[str, str]) -> None:
     for name in params:
-        if "[" in name or "$" in name or "." in name:
+        bracketed = "[" in name or "]" in name
+        if "$" in name or "." in name or (bracketed and not _FILTER_NAME.match(name)):
             raise BadRequest(f"The query parameter {name!r} is not allowed: operators cannot be sent in a query.",
                              {name: ["Operators are not allowed in query parameters."]})
 
@@ -109,7 +120,8 @@ def parse_related(resource: "Resource", params: Mapping[str, str], max_depth: in
 
 
 def parse_index(resource: "Resource", fields: list[Field], params: Mapping[str, str],
-                settings: Settings) -> IndexQuery:
+                settings: Settings, repeated: Mapping[str, Sequence[str]] | None = None) -> IndexQuery:
+    """`repeated`: every value of a parameter sent more than once (`status[in]=a&status[in]=b`)."""
     check_parameter_names(params)
     relatable_per_page(params, settings)  # malformed is a 400 here too, though index relations are uncapped
     query = IndexQuery(
@@ -123,12 +135,73 @@ def parse_index(resource: "Resource", fields: list[Field], params: Mapping[str, 
         raise BadRequest(f"The search text may not be longer than {limit} characters.",
                          {"search": [f"The search may not be greater than {limit} characters."]})
     query.search = search.strip()
+    parse_filters(query, fields, params, repeated or {})
+    query.sort = parse_sort(params.get("sort", ""), fields)
+    count = params.get("count") or "exact"
+    if count not in _COUNTS:
+        raise BadRequest("The count parameter must be exact or none.", {"count": ["The count must be exact or none."]})
+    query.counted = count == "exact"
+    query.cursor = params.get("cursor")
+    return query
+
+
+def parse_filters(query: IndexQuery, fields: list[Field], params: Mapping[str, str],
+                  repeated: Mapping[str, Sequence[str]]) -> None:
+    """`<field>=v` into `query.equals`; `<field>[op]=v` and `-<field>=v` into `query.conditions`."""
     by_name = {f.name: f for f in fields}
     for name, raw in params.items():
-        if name in RESERVED:
+        match = _FILTER_NAME.match(name)
+        if name in RESERVED or match is None or match["field"] == "fields":  # fields[<type>]: sparse fieldsets
             continue
-        field_ = by_name.get(name)
-        if field_ is not None and field_.is_matchable:
-            query.equals[name] = describe(field_).coerce(raw)
-    query.sort = parse_sort(params.get("sort", ""), fields)
-    return query
+        field_ = by_name.get(match["field"])
+        if not match["negated"] and match["op"] is None:  # the plain exact match; unknown names are ignored
+            if field_ is not None and field_.is_matchable:
+                query.equals[name] = describe(field_).coerce(raw)
+            continue
+        if match["negated"] and match["op"] is not None:
+            _refuse(name, f"The filter {name!r} cannot be both negated and given an operator.")
+        if field_ is None or not field_.is_matchable:
+            _refuse(name, f"The field {match['field']!r} cannot be filtered.")
+        operator = match["op"] or "ne"
+        description = describe(field_)
+        if operator not in description.operators:
+            _refuse(name, f"The filter operator {operator!r} is not allowed on the field {field_.name!r}.")
+        if operator == "eq":
+            query.equals[field_.name] = description.coerce(raw)
+        else:
+            values = repeated.get(name) or [raw]
+            query.conditions.extend(_conditions(description, operator, raw, values))
+
+
+def _conditions(description: Description, operator: str, raw: str, values: Sequence[str]) -> list[tuple[str, str, Any]]:
+    name = description.name
+    if operator in ("in", "nin"):
+        # Repeated parameters carry values with commas; one parameter is a comma list.
+        items = values if len(values) > 1 else raw.split(",")
+        return [(name, operator, tuple(description.coerce(item) for item in items))]
+    if operator == "null":
+        flag = to_flag(raw)
+        if flag is None:
+            _refuse(f"{name}[null]", f"The {name}[null] filter must be true or false.")
+        return [(name, "null", flag)]
+    if operator == "between":
+        bounds = raw.split(",")
+        if len(bounds) != 2:
+            _refuse(f"{name}[between]", f"The {name}[between] filter must be two values: low,high.")
+        return [_bound(description, "gte", bounds[0]), _bound(description, "lte", bounds[1])]
+    return [_bound(description, operator, raw)]
+
+
+def _bound(description: Description, operator: str, raw: str) -> tuple[str, str, Any]:
+    value = description.coerce(raw)
+    if value is None and operator != "ne":
+        _refuse(description.name, f"The {description.name} filter needs a value to compare with.")
+    # A date-only bound stands for its whole day: <= that day is < the next; > it is >= the next.
+    day_after = description.day_after(raw)
+    if day_after is not None and operator in ("lte", "gt"):
+        return description.name, "lt" if operator == "lte" else "gte", day_after
+    return description.name, operator, value
+
+
+def _refuse(name: str, message: str) -> NoReturn:
+    raise BadRequest(message, {name: [message]})

@@ -15,6 +15,7 @@ from service.core.errors import DeclarationError, NotAnApplication
 from service.core.fields import Field
 from service.core.models import Model, RelationDecl
 from service.core.policies import Policy, PolicyMap
+from service.core.query import RESERVED
 from service.core.repository import Repository
 from service.core.rules import check_declaration
 from service.core.uploads import check_declaration as check_file_declaration
@@ -123,6 +124,9 @@ def _check_fields(resource: Resource) -> None:
             raise DeclarationError(f"{owner}.fields() returned {item!r}, which is not a field(...)")
         if item.name in seen or item.name in ("id", "_id") or item.name.startswith("$") or "." in item.name:
             raise DeclarationError(f"{owner}: field name {item.name!r} is repeated or reserved")
+        if item.name in RESERVED:
+            raise DeclarationError(f"{owner}: field name {item.name!r} is a reserved query parameter "
+                                   f"({', '.join(sorted(RESERVED))})")
         seen.add(item.name)
         try:
             check_declaration(item)

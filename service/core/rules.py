@@ -9,12 +9,11 @@ separately and run only when everything else about the field passed, as does
 import math
 import re
 import unicodedata
-from datetime import date, datetime
 from typing import Any
 
 import voluptuous as vol
 
-from service.core.description import INT64, Rule, describe, to_number
+from service.core.description import INT64, Rule, describe, parse_date, to_number
 from service.core.errors import DeclarationError
 from service.core.fields import Field
 from service.core.naming import attribute_label
@@ -163,7 +162,7 @@ class FieldRules:
         raise self._fail("boolean")
 
     def _as_date(self, value: Any) -> str:
-        if not isinstance(value, str) or _parse_date(value) is None:
+        if not isinstance(value, str) or parse_date(value) is None:
             raise self._fail("date")
         return value
 
@@ -219,11 +218,4 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-def _parse_date(text: str) -> date | None:
-    if len(text) > 40:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 

@@ -65,8 +65,8 @@ def canonical_references(app: "Restify", fields: list[Field], values: Mapping[st
 
 def _canonical_reference(value: Any) -> Any:
     """Ids in their stored spelling, one id or a list of them: any accepted spelling finds its record."""
-    if isinstance(value, list):
-        return [canonical_id(item) for item in value]
+    if isinstance(value, (list, tuple)):  # a tuple: the values of an `in` / `nin` filter
+        return type(value)(canonical_id(item) for item in value)
     return canonical_id(value)
 
 

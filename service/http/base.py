@@ -230,12 +230,18 @@ class JsonHandler(RequestHandler):
                 raise BadRequest(f"The query parameter {name!r} is not valid UTF-8.") from None
         return params
 
+    def repeated_params(self) -> dict[str, list[str]]:
+        """Every value of a parameter sent more than once (`status[in]=a&status[in]=b`); `params`
+        keeps the last one."""
+        return {name: [value.decode("utf-8", "replace") for value in values]
+                for name, values in self.request.query_arguments.items() if len(values) > 1}
+
     def context(self, **extras: Any) -> Context:
         request: HTTPServerRequest = self.request
         return Context(user=self.user, door="rest", params=self.params(),
                        base_url=f"{request.protocol}://{request.host}",
                        extras={"url": f"{request.protocol}://{request.host}{request.path}",
-                               "address": request.remote_ip, **extras})
+                               "address": request.remote_ip, "repeated": self.repeated_params(), **extras})
 
     # -- output -------------------------------------------------------------
     def send_json(self, body: Any, status: int = 200) -> None:

@@ -112,14 +112,18 @@ def _shared_schemas() -> dict[str, Schema]:
                       "additionalProperties": False},
         "PaginationMeta": {
             "type": "object", "additionalProperties": False,
-            "required": ["current_page", "from", "last_page", "path", "per_page", "to", "total"],
-            "properties": {"current_page": {"type": "integer", "minimum": 1}, "from": nullable_int,
-                           "last_page": {"type": "integer", "minimum": 1}, "path": {"type": "string"},
+            "required": ["current_page", "from", "last_page", "path", "per_page", "to", "total", "next_cursor",
+                         "prev_cursor"],
+            "description": "In cursor mode current_page, from, to and last_page are null; with count=none "
+                           "total and last_page are null.",
+            "properties": {"current_page": {"type": ["integer", "null"], "minimum": 1}, "from": nullable_int,
+                           "last_page": {"type": ["integer", "null"], "minimum": 1}, "path": {"type": "string"},
                            "per_page": {"type": "integer", "minimum": 1}, "to": nullable_int,
-                           "total": {"type": "integer", "minimum": 0}}},
+                           "total": {"type": ["integer", "null"], "minimum": 0},
+                           "next_cursor": nullable_url, "prev_cursor": nullable_url}},
         "PaginationLinks": {
             "type": "object", "additionalProperties": False, "required": ["first", "last", "prev", "next", "path"],
-            "properties": {"first": {"type": "string"}, "last": {"type": "string"}, "prev": nullable_url,
+            "properties": {"first": {"type": "string"}, "last": nullable_url, "prev": nullable_url,
                            "next": nullable_url, "path": {"type": "string"}}},
         "Timestamp": {"type": ["string", "null"], "format": "date-time",
                       "description": "Set by the server: ISO 8601, UTC, milliseconds."},

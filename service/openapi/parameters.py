@@ -5,7 +5,8 @@ from typing import Any
 from service.config import Settings
 from service.core.description import INT64
 from service.core.fields import Field
-from service.core.parameters import filter_schema, filtered, include_schema, per_page_schema, search_schema, sort_schema
+from service.core.parameters import (count_schema, cursor_schema, filter_schema, filtered, include_schema,
+                                     operator_schemas, per_page_schema, search_schema, sort_schema)
 from service.core.registry import Resource
 
 Schema = dict[str, Any]
@@ -59,7 +60,11 @@ def index_parameters(resource: Resource, fields: list[Field], settings: Settings
         parameters.append(_query("search", search))
     parameters.append(_query("sort", sort_schema(fields)))
     parameters += related_parameters(resource, settings)
-    parameters += [_query(f.name, filter_schema(f, json_null=False)) for f in filtered(fields)]
+    for field in filtered(fields):
+        parameters.append(_query(field.name, filter_schema(field, json_null=False)))
+        # `<field>[op]`: one parameter per operator; a deepObject `<field>` would clash with `<field>=v`.
+        parameters += [_query(f"{field.name}[{op}]", schema) for op, schema in operator_schemas(field).items()]
+    parameters += [_query("count", count_schema()), _query("cursor", cursor_schema())]
     return parameters
 
 

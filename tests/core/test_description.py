@@ -32,7 +32,7 @@ def gadget_fields() -> list:
         field("ratio").rules("numeric").matchable(),          # text kind, numeric rule: was a String in GraphQL
         field("flag").rules("boolean").matchable(),           # text kind, boolean rule: was a String in GraphQL
         field("switch").numeric().rules("boolean").matchable(),  # was a Float in GraphQL, a number as a filter
-        field("count").numeric().rules("integer").matchable(),   # was a number as a filter
+        field("amount").numeric().rules("integer").matchable(),   # was a number as a filter
         field("stamp").numeric().storing_rules("integer"),    # was a number on update and a Float in GraphQL
         field("pin").numeric().rules("confirmed"),            # its confirmation was a String in GraphQL
         field("size").rules("integer").nullable(),            # "" was kept as text and refused as no integer
@@ -66,7 +66,7 @@ DECIDED = {
     "ratio": ("number", "number", "number", "Float", "2.5", 2.5),
     "flag": ("boolean", "boolean", "boolean", "Boolean", "true", True),
     "switch": ("boolean", "boolean", "boolean", "Boolean", "1", True),
-    "count": ("integer", "integer", "integer", "Long", "7", 7),
+    "amount": ("integer", "integer", "integer", "Long", "7", 7),
 }
 
 

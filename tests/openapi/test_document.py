@@ -110,7 +110,11 @@ def test_login_and_register_need_no_token(document):
 def test_index_parameters_name_the_query_contract(document):
     index = params(document["paths"][f"{PREFIX}/posts"]["get"])
     assert list(index) == ["page", "perPage", "per_page", "relatablePerPage", "search", "sort", "related",
-                           "include", "published", "user_id"]
+                           "include", "published", "published[ne]", "published[null]", "user_id", "user_id[ne]",
+                           "user_id[in]", "user_id[nin]", "user_id[null]", "count", "cursor"]
+    assert index["published[null]"]["schema"] == {"type": "boolean"}
+    assert index["user_id[in]"]["schema"] == {"type": "string"}
+    assert index["count"]["schema"] == {"type": "string", "enum": ["exact", "none"]}
     assert index["page"]["schema"] == {"type": "integer", "minimum": 1, "maximum": INT64}
     assert index["search"]["schema"] == {"type": "string", "maxLength": 255}
     assert index["published"]["schema"] == {"type": "boolean"}
@@ -194,7 +198,7 @@ def test_resource_object_and_list_envelope(document):
     page = schema_of(document, "posts.Page")
     assert page["required"] == ["meta", "links", "data"]
     assert schema_of(document, "PaginationMeta")["required"] == [
-        "current_page", "from", "last_page", "path", "per_page", "to", "total"]
+        "current_page", "from", "last_page", "path", "per_page", "to", "total", "next_cursor", "prev_cursor"]
     assert schema_of(document, "PaginationLinks")["properties"]["next"] == {"type": ["string", "null"]}
     token = schema_of(document, "TokenMeta")
     assert "token" in token["required"]
@@ -274,7 +278,7 @@ def gadgets(monkeypatch):
             return [
                 field("size").rules("in:small,large").nullable(),
                 field("grade").numeric().rules("between:1,5"),
-                field("count").numeric().rules("integer").matchable(),
+                field("amount").numeric().rules("integer").matchable(),
                 field("code").rules("not_in:admin,root", "min:3"),
                 field("released").date().required(),
                 field("site").rules("url").hidden(),
@@ -292,7 +296,7 @@ def test_rules_become_json_schema_keywords(gadgets):
     props = store["properties"]
     assert props["size"]["type"] == ["string", "null"] and props["size"]["enum"] == ["small", "large", None]
     assert props["grade"] | {"description": ""} == {"type": "number", "minimum": 1, "maximum": 5, "description": ""}
-    assert props["count"]["type"] == "integer" and props["count"]["maximum"] == INT64
+    assert props["amount"]["type"] == "integer" and props["amount"]["maximum"] == INT64
     assert props["code"]["not"] == {"enum": ["admin", "root"]} and props["code"]["minLength"] == 3
     assert props["code"]["maxLength"] == 65535
     assert props["released"]["format"] == "date" and props["released"]["minLength"] == 1
@@ -302,8 +306,10 @@ def test_rules_become_json_schema_keywords(gadgets):
     assert schema_of(document, "gadgets.Update")["required"] == ["released"]
     assert "site" not in schema_of(document, "gadgets.Attributes")["properties"]  # hidden
     index = params(document["paths"][f"{PREFIX}/gadgets"]["get"])
-    # `count` is an integer to the validator, so its filter is too (it was "number" here)
-    assert index["count"]["schema"] == {"type": "integer"} and index["ready"]["schema"] == {"type": "boolean"}
+    # `amount` is an integer to the validator, so its filter is too (it was "number" here)
+    assert index["amount"]["schema"] == {"type": "integer"} and index["ready"]["schema"] == {"type": "boolean"}
+    assert index["amount[between]"]["schema"]["pattern"] == "^[^,]*,[^,]*$"
+    assert "ready[gt]" not in index and index["amount[gt]"]["schema"] == {"type": "integer"}
     assert "search" not in index  # nothing is searchable
 
 

@@ -165,7 +165,7 @@ async def test_equals_search_and_within_combine_with_and(db):
     await seed(people)
     where = Filter(equals={"active": True}, search_fields=("name",), search_text="N",
                    within=("age", (30, 41)))
-    assert where.to_mongo()["$and"][0] == {"active": True}
+    assert where.to_mongo()["$and"][0] == {"active": True}  # a $or (the search) keeps the $and
     assert await names(people, where) == ["Ann"]
 
 
@@ -380,3 +380,107 @@ async def test_a_value_bson_cannot_carry_is_unstorable_and_nothing_is_written(db
         await people.find(Filter(equals=document))
     assert await people.count(Filter()) == 0
 
+
+
+# -- conditions (DESIGN §12 filters) ------------------------------------------------
+
+@pytest.mark.parametrize("conditions, expected", [
+    ((("age", "gt", 30),), ["Bob"]),
+    ((("age", "gte", 30),), ["Ann", "Bob", "Cid"]),
+    ((("age", "lt", 41),), ["Ann", "Cid"]),
+    ((("age", "lte", 30),), ["Ann", "Cid"]),
+    ((("score", "gte", 1.5), ("score", "lte", 2)), ["Ann", "Bob"]),
+    ((("age", "ne", 30),), ["Bob"]),
+    ((("name", "gt", "Ann"), ("name", "lt", "Cid")), ["Bob"]),
+    ((("name", "in", ("Ann", "Cid", "Dan")),), ["Ann", "Cid"]),
+    ((("name", "nin", ("Ann", "Dan")),), ["Bob", "Cid"]),
+    ((("note", "null", True),), ["Ann", "Bob"]),   # null and missing
+    ((("note", "null", False),), ["Cid"]),
+    ((("note", "ne", None),), ["Cid"]),
+    ((("note", "nin", ("x",)),), ["Ann", "Bob"]),  # missing and null are not "x"
+    ((("active", "ne", True),), ["Bob"]),
+    ((("group", "in", ("a",)), ("age", "gt", 20)), ["Ann", "Cid"]),
+])
+async def test_conditions_compare_typed_values(db, conditions, expected):
+    people = db.collection("people")
+    await seed(people)
+    assert await names(people, Filter(conditions=conditions)) == expected
+
+
+async def test_conditions_combine_with_a_read_rule_and_equals(db):
+    people = db.collection("people")
+    await seed(people)
+    where = Filter(equals={"group": "a"}, conditions=(("note", "null", True),),
+                   any_of=({"active": True}, {"name": "Bob"}))
+    assert await names(people, where) == ["Ann"]
+
+
+async def test_conditions_on_the_id(db):
+    people = db.collection("people")
+    ann, bob, cid = await seed(people)
+    assert await names(people, Filter(conditions=(("id", "in", (ann["id"], INVALID_ID, cid["id"])),))) == ["Ann", "Cid"]
+    assert await names(people, Filter(conditions=(("id", "nin", (bob["id"],)),))) == ["Ann", "Cid"]
+    assert await names(people, Filter(conditions=(("id", "gt", ann["id"]),))) == ["Bob", "Cid"]
+    assert await names(people, Filter(conditions=(("id", "ne", INVALID_ID),))) == ["Ann", "Bob", "Cid"]
+    assert await names(people, Filter(conditions=(("id", "gt", INVALID_ID),))) == []
+
+
+async def test_conditions_on_iso_date_strings(db):
+    events = db.collection("events")
+    for name, at in (("a", "2024-01-01T23:59:59.000Z"), ("b", "2024-01-02T00:00:00.000Z"),
+                     ("c", "2024-01-02T23:59:59.999Z"), ("d", "2024-01-03T00:00:00.000Z")):
+        await events.insert({"name": name, "at": at})
+    where = Filter(conditions=(("at", "gte", "2024-01-02"), ("at", "lt", "2024-01-03")))
+    assert await names(events, where) == ["b", "c"]
+
+
+async def test_an_unknown_operation_never_reaches_the_server(db):
+    with pytest.raises(ValueError):
+        Filter(conditions=(("age", "$where", "1"),)).to_mongo()
+    with pytest.raises(TypeError):
+        Filter(conditions=(("age", "gt", {"$gt": 1}),)).to_mongo()
+
+
+# -- keyset pages (DESIGN §12 cursor pages) --------------------------------------------
+
+KEYSET_ROWS = (
+    {"name": "a", "rank": 2, "tag": "x"},
+    {"name": "b", "rank": None, "tag": "y"},
+    {"name": "c", "rank": 1, "tag": "x"},
+    {"name": "d", "tag": "y"},                # rank missing
+    {"name": "e", "rank": 2, "tag": None},
+    {"name": "f", "rank": 1.5, "tag": "x"},
+)
+
+
+@pytest.mark.parametrize("sort", [
+    [("id", 1)], [("id", -1)],
+    [("rank", 1), ("id", 1)], [("rank", -1), ("id", 1)],
+    [("tag", 1), ("rank", -1), ("id", 1)], [("tag", -1), ("id", -1)],
+])
+async def test_keyset_pages_walk_every_record_once_in_sort_order(db, sort):
+    rows = db.collection("rows")
+    await seed(rows, KEYSET_ROWS)
+    everything = await names(rows, sort=sort)
+    walked, after = [], None
+    while True:
+        page = await rows.find(Filter(after=after), sort=sort, limit=2)
+        if not page:
+            break
+        walked += [d["name"] for d in page]
+        last = page[-1]
+        after = (tuple(sort), tuple(last.get(name) if name != "id" else last["id"] for name, _ in sort))
+    assert walked == everything
+    assert sorted(walked) == ["a", "b", "c", "d", "e", "f"]
+
+
+async def test_a_rule_beside_conditions_is_counted_as_it_is_found(db):
+    # A $or beside field keys in one $match was ignored by the embedded server's count: kept in $and.
+    people = db.collection("people")
+    await seed(people)
+    where = Filter(conditions=(("age", "gte", 30), ("age", "lt", 41)), any_of=({"name": "Ann"}, {"name": "Bob"}))
+    assert await names(people, where) == ["Ann"]
+    assert await people.count(where) == 1
+    ranged = Filter(conditions=(("age", "gte", 30), ("age", "lt", 41), ("note", "null", True)))
+    assert ranged.to_mongo() == {"age": {"$gte": 30, "$lt": 41}, "note": {"$in": [None]}}
+    assert (await names(people, ranged), await people.count(ranged)) == (["Ann"], 1)

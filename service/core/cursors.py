@@ -1,0 +1,153 @@
+"""Opaque cursors for keyset pages (DESIGN §12 "Cursor pages").
+
+A cursor names a position (the sort values of one record, id last) and a direction, and is
+signed with HMAC-SHA256 so a client can neither forge a position nor carry a cursor over to a
+query with another sort, other filters or another perPage (the cursor holds a digest of those).
+
+The key is `query.cursor_secret`; unset, the first process creates `var/cursor.key` in the app
+directory and every process started from that directory reads it. Processes on several hosts
+must be given the same `query.cursor_secret` (e.g. `RESTIFY_QUERY_CURSOR_SECRET`).
+"""
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from dataclasses import dataclass, replace
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from service.config import Settings
+from service.core.errors import BadRequest
+from storage import Collection, Filter
+
+KEY_FILE = Path("var") / "cursor.key"
+MAX_SKIP = 2**63 - 1
+_BINDING_CHARS = 16  # of the hex digest: plenty to tell two queries apart, the signature does the rest
+
+
+@dataclass(frozen=True)
+class Position:
+    forward: bool            # records after `values` (next page) or before them (previous page)
+    values: tuple[Any, ...]  # one per sort key, the id last
+
+
+def key(settings: Settings) -> bytes:
+    configured = settings.get("query", "cursor_secret") or ""
+    if configured:
+        return str(configured).encode()
+    return _deployment_key(str(settings.app_dir / KEY_FILE))
+
+
+@lru_cache(maxsize=16)
+def _deployment_key(path: str) -> bytes:
+    file = Path(path)
+    if not file.is_file():
+        file.parent.mkdir(parents=True, exist_ok=True)
+        draft = file.with_name(f"{file.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        draft.write_text(secrets.token_hex(32))
+        draft.chmod(0o600)
+        try:
+            os.link(draft, file)  # atomic create-if-absent: concurrent first starts agree on one key
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
+    return file.read_text().strip().encode()
+
+
+def binding(*parts: Any) -> str:
+    """A digest of what a cursor is bound to (sort, filters, perPage...)."""
+    text = json.dumps(parts, default=str, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:_BINDING_CHARS]
+
+
+def encode(secret: bytes, bound: str, position: Position) -> str:
+    body = [bound, "n" if position.forward else "p", [_plain(v) for v in position.values]]
+    payload = _b64(json.dumps(body, separators=(",", ":")).encode())
+    return f"{payload}.{_sign(secret, payload)}"
+
+
+def decode(secret: bytes, bound: str, token: str, size: int) -> Position:
+    """The position `token` names; a 400 when it was altered, or made for another query or sort."""
+    payload, _, signature = token.partition(".")
+    if not hmac.compare_digest(signature.encode(), _sign(secret, payload).encode()):
+        raise _bad("The cursor is not valid.")
+    try:
+        made_for, direction, values = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (ValueError, TypeError, binascii.Error):
+        raise _bad("The cursor is not valid.") from None
+    if made_for != bound or len(values) != size:
+        raise _bad("The cursor belongs to another query: keep its sort, filters and perPage.")
+    return Position(direction == "n", tuple(_value(v) for v in values))
+
+
+def _sign(secret: bytes, payload: str) -> str:
+    return _b64(hmac.new(secret, payload.encode(), hashlib.sha256).digest())
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _plain(value: Any) -> Any:
+    return ["d", value.isoformat()] if isinstance(value, datetime) else value
+
+
+def _value(value: Any) -> Any:
+    return datetime.fromisoformat(value[1]) if isinstance(value, list) else value
+
+
+def _bad(message: str) -> BadRequest:
+    return BadRequest(message, {"cursor": [message]})
+
+
+@dataclass
+class Page:
+    documents: list[dict[str, Any]]
+    skip: int | None             # None in cursor mode
+    more: bool                   # records follow this page (in the direction it was read)
+    next_cursor: str | None
+    prev_cursor: str | None
+
+
+async def read_page(collection: Collection, where: Filter, sort: list[tuple[str, int]], per_page: int,
+                    page: int, cursor: str | None, secret: bytes, bound: str) -> Page:
+    """One page by number (`cursor` None) or by keyset position; either way with the cursors
+    of the pages beside it, null at the ends."""
+    keys = [name for name, _ in sort]
+
+    def at(document: dict[str, Any] | None, values: tuple[Any, ...], forward: bool) -> str:
+        if document is not None:
+            values = tuple(document["id"] if k == "id" else document.get(k) for k in keys)
+        return encode(secret, bound, Position(forward, values))
+
+    if cursor is None:
+        skip = (page - 1) * per_page
+        # A page past 64 bits of skip is past any real collection: empty, without asking the server.
+        fits = skip + per_page <= MAX_SKIP
+        rows = await collection.find(where, sort=sort, skip=skip, limit=min(per_page + 1, MAX_SKIP)) if fits else []
+        more = len(rows) > per_page
+        rows = rows[:per_page]
+        return Page(rows, skip, more, at(rows[-1], (), True) if more else None,
+                    at(rows[0], (), False) if rows and skip else None)
+    start = decode(secret, bound, cursor, len(keys)) if cursor else None
+    forward = start is None or start.forward
+    walk = sort if forward else [(name, -direction) for name, direction in sort]
+    after = (tuple(walk), start.values) if start is not None else None
+    rows = await collection.find(replace(where, after=after), sort=walk, limit=min(per_page + 1, MAX_SKIP))
+    more = len(rows) > per_page
+    rows = rows[:per_page]
+    if not forward:
+        rows.reverse()
+    # The side a walk came from has records; an empty page points back to where it started.
+    values = start.values if start is not None else ()
+    first, last = (rows[0], rows[-1]) if rows else (None, None)
+    ahead = more if forward else True
+    behind = start is not None if forward else more
+    return Page(rows, None, more, at(last, values, True) if ahead and (rows or start) else None,
+                at(first, values, False) if behind and (rows or start) else None)
