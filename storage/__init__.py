@@ -8,7 +8,7 @@ Exceptions raised here:
 """
 from storage.changes import Change, ChangesUnsupported, HistoryLost, Watcher
 from storage.client import Database, connect, database_name
-from storage.collection import VERSION, Collection, version_of
+from storage.collection import VERSION, Collection, Versions, version_of
 from storage.counters import Counters, Hit
 from storage.embedded import EmbeddedServer
 from storage.errors import DuplicateKey, Stale, StorageError, Unavailable, Unstorable
@@ -18,6 +18,7 @@ from storage.ids import canonical_id, is_valid_id, new_id
 
 __all__ = [
     "VERSION",
+    "Versions",
     "Change",
     "ChangesUnsupported",
     "Collection",

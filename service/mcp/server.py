@@ -117,9 +117,10 @@ async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller
         return await operations.show(app, name, id, context(query_params(arguments)))
     if operation == "store":
         return await operations.store(app, name, arguments, context())
+    versions = operations.expected_versions(arguments.pop("version", None))
     if operation == "update":
-        return await operations.update(app, name, id, arguments, context(), partial=True)
-    await operations.delete(app, name, id, context())
+        return await operations.update(app, name, id, arguments, context(), partial=True, versions=versions)
+    await operations.delete(app, name, id, context(), versions=versions)
     return {"deleted": True, "id": id}
 
 
