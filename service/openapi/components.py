@@ -98,14 +98,15 @@ FLAGS = ("authorizedToShow", "authorizedToStore", "authorizedToUpdate", "authori
 
 
 def _shared_schemas() -> dict[str, Schema]:
-    flags = {name: {"type": "boolean"} for name in FLAGS}
+    # The record's meta: its authorization flags and its version (which each write changes; If-Match).
+    flags = {**{name: {"type": "boolean"} for name in FLAGS}, "version": {"type": "integer", "minimum": 0}}
     nullable_int = {"type": ["integer", "null"]}
     nullable_url = {"type": ["string", "null"]}
     return {
-        "AuthorizationFlags": {"type": "object", "required": list(FLAGS), "properties": flags,
+        "AuthorizationFlags": {"type": "object", "required": [*FLAGS, "version"], "properties": flags,
                                "additionalProperties": False,
-                               "description": "What the requesting user may do with this record."},
-        "TokenMeta": {"type": "object", "required": [*FLAGS, "token"],
+                               "description": "What the requesting user may do with this record, and its version."},
+        "TokenMeta": {"type": "object", "required": [*FLAGS, "version", "token"],
                       "properties": {**flags, "token": {
                           "type": "string", "pattern": "^[^|]+\\|.+$",
                           "description": "A bearer token, \"<id>|<secret>\"; only a hash of the secret is stored."}},
