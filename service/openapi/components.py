@@ -33,6 +33,8 @@ ERRORS: dict[int, tuple[str, type[errors.RestifyError], str, str]] = {
     404: ("NotFound", errors.NotFound, "Error", "No such resource or record."),
     405: ("MethodNotAllowed", errors.MethodNotAllowed, "Error",
           "The path exists but not with this method (also CORS preflights while CORS is off)."),
+    412: ("PreconditionFailed", errors.PreconditionFailed, "Error",
+          "If-Match named another version: the record was changed since it was read; nothing was written."),
     413: ("PayloadTooLarge", errors.PayloadTooLarge, "Error",
           "The body is above server.max_body_bytes (JSON) or server.max_upload_bytes (multipart)."),
     414: ("UriTooLong", errors.UriTooLong, "Error", "The query string is above server.max_query_bytes."),
