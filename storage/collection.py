@@ -1,4 +1,5 @@
 """One MongoDB collection, seen through the few operations the framework needs."""
+import collections.abc as abc
 import re
 from dataclasses import replace
 from collections.abc import Iterable, Mapping
@@ -16,7 +17,7 @@ Sort = list[tuple[str, int]]
 FIRST_BATCH = 10_000
 # Every swap adds one to a document's version; a document that never had one is version 0.
 VERSION = "_version"
-Versions = Iterable[int] | None  # the versions a write accepts (None: any)
+Versions = abc.Collection[int] | None  # the versions a write accepts (None: any)
 
 
 def version_of(document: Mapping[str, Any]) -> int:
