@@ -4,20 +4,22 @@ Everything above it speaks in plain values: ids are strings, filters are
 `Filter` objects, documents are dicts whose `_id` has become `id`.
 
 Exceptions raised here:
-    StorageError -> DuplicateKey | Unavailable | Unstorable | ChangesUnsupported | HistoryLost | IndexRefused
+    StorageError -> DuplicateKey | Stale | Unavailable | Unstorable | ChangesUnsupported | HistoryLost | IndexRefused
 """
 from storage.changes import Change, ChangesUnsupported, HistoryLost, Watcher
 from storage.client import Database, connect, database_name
-from storage.collection import Collection
+from storage.collection import VERSION, Collection, Versions, version_of
 from storage.counters import Counters, Hit
 from storage.embedded import EmbeddedServer
-from storage.errors import DuplicateKey, StorageError, Unavailable, Unstorable
+from storage.errors import DuplicateKey, Stale, StorageError, Unavailable, Unstorable
 from storage.files import Disk, GridFSDisk, LocalDisk, StoredFile, safe_path
 from storage.filters import Filter
 from storage.ids import canonical_id, is_valid_id, new_id
 from storage.indexes import ExistingIndex, IndexRefused, IndexSupport
 
 __all__ = [
+    "VERSION",
+    "Versions",
     "Change",
     "ChangesUnsupported",
     "Collection",
@@ -36,6 +38,7 @@ __all__ = [
     "LocalDisk",
     "StorageError",
     "StoredFile",
+    "Stale",
     "Unavailable",
     "Unstorable",
     "Watcher",
@@ -45,4 +48,5 @@ __all__ = [
     "is_valid_id",
     "new_id",
     "safe_path",
+    "version_of",
 ]

@@ -1,4 +1,5 @@
 """One MongoDB collection, seen through the few operations the framework needs."""
+import collections.abc as abc
 import re
 from dataclasses import replace
 from collections.abc import Iterable, Mapping
@@ -7,7 +8,7 @@ from typing import Any
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
-from storage.errors import DuplicateKey
+from storage.errors import DuplicateKey, Stale
 from storage.filters import Filter
 from storage.guard import unavailable_as_error
 from storage.ids import to_object_id, to_plain
@@ -15,6 +16,22 @@ from storage.indexes import ExistingIndex, Keys, create_index, drop_index, list_
 
 Sort = list[tuple[str, int]]
 FIRST_BATCH = 10_000
+# Every swap adds one to a document's version; a document that never had one is version 0.
+VERSION = "_version"
+Versions = abc.Collection[int] | None  # the versions a write accepts (None: any)
+
+
+def version_of(document: Mapping[str, Any]) -> int:
+    return document.get(VERSION) or 0
+
+
+def _versioned(oid: Any, versions: Versions) -> dict[str, Any]:
+    """The filter of one document, at one of `versions` when given."""
+    if versions is None:
+        return {"_id": oid}
+    accepted = sorted(set(versions))
+    clause = {VERSION: {"$in": accepted}}
+    return {"_id": oid, "$or": [{VERSION: {"$exists": False}}, clause]} if 0 in accepted else {"_id": oid, **clause}
 
 
 def _mongo_sort(sort: Sort) -> Sort:
@@ -110,34 +127,40 @@ class Collection:
         return swapped[1] if swapped else None
 
     @unavailable_as_error
-    async def swap(self, id: str, values: Mapping[str, Any]) -> tuple[dict, dict] | None:
-        """Set `values` atomically; (the document just before, the document as this write left it).
+    async def swap(self, id: str, values: Mapping[str, Any], versions: Versions = None) -> tuple[dict, dict] | None:
+        """Set `values` atomically and add one to the version; (the document just before, the
+        document as this write left it), None if there is no such document.
 
         The "before" is what this very write replaced, whatever other writers did meanwhile, so a
         caller can clean up exactly what it overwrote (an old file); the "after" shows the values
-        it wrote, not a later writer's."""
+        it wrote, not a later writer's. With `versions`, the write changes the document only at one
+        of them, in the same atomic step, and raises Stale when the document is at another."""
         oid = to_object_id(id)
         if oid is None:
             return None
         changes = dict(values)
+        changes.pop(VERSION, None)
+        where, update = _versioned(oid, versions), {"$set": changes, "$inc": {VERSION: 1}}
         try:
-            before = await self._col.find_one_and_update({"_id": oid}, {"$set": changes},
-                                                         return_document=ReturnDocument.BEFORE)
+            before = await self._col.find_one_and_update(where, update, return_document=ReturnDocument.BEFORE)
+            if before is None:
+                # Nothing was changed: the embedded server answers a unique-index refusal with None
+                # instead of an error, and update_one reports it (naming the field) if the conflict is
+                # still there. Only a write that raised nothing and matched nothing is stale or gone.
+                if (await self._col.update_one(where, update)).matched_count:
+                    after = to_plain(await self._col.find_one({"_id": oid}))
+                    return (dict(after), after) if after else None
+                return await self._absent(oid, versions)
         except DuplicateKeyError as error:
             raise DuplicateKey(_duplicate_field(error, self.name)) from None
-        if before is None and await self._col.find_one({"_id": oid}, {"_id": 1}) is not None:
-            # The embedded server answers a unique-index refusal here with None instead of an error;
-            # update_one reports it (naming the field) if the conflict is still there.
-            try:
-                await self._col.update_one({"_id": oid}, {"$set": changes})
-            except DuplicateKeyError as error:
-                raise DuplicateKey(_duplicate_field(error, self.name)) from None
-            after = to_plain(await self._col.find_one({"_id": oid}))
-            return (dict(after), after) if after else None
-        if before is None:
-            return None
         before = to_plain(before)
-        return before, {**before, **changes}
+        return before, {**before, **changes, VERSION: version_of(before) + 1}
+
+    async def _absent(self, oid: Any, versions: Versions) -> None:
+        """After a versioned write matched nothing: Stale if the document is there, None if gone."""
+        if versions is not None and await self._col.find_one({"_id": oid}, {"_id": 1}) is not None:
+            raise Stale()
+        return None
 
     @unavailable_as_error
     async def delete(self, id: str) -> bool:
@@ -148,13 +171,17 @@ class Collection:
         return result.deleted_count == 1
 
     @unavailable_as_error
-    async def remove(self, id: str) -> dict | None:
+    async def remove(self, id: str, versions: Versions = None) -> dict | None:
         """Delete one document and return it as it was deleted (None if it was not there): a caller
-        cleans up what this very delete removed, whatever other writers did since it last read."""
+        cleans up what this very delete removed, whatever other writers did since it last read.
+        With `versions`, only at one of them (Stale when the document is at another)."""
         oid = to_object_id(id)
         if oid is None:
             return None
-        return to_plain(await self._col.find_one_and_delete({"_id": oid}))
+        removed = await self._col.find_one_and_delete(_versioned(oid, versions))
+        if removed is None:
+            return await self._absent(oid, versions)
+        return to_plain(removed)
 
     @unavailable_as_error
     async def delete_where(self, where: Filter) -> int:

@@ -13,6 +13,13 @@ class DuplicateKey(StorageError):
         self.field = field
 
 
+class Stale(StorageError):
+    """A versioned write found the document at another version: someone changed it meanwhile."""
+
+    def __init__(self) -> None:
+        super().__init__("the document is at another version")
+
+
 class Unavailable(StorageError):
     """The database could not be reached in time."""
 

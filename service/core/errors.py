@@ -6,6 +6,7 @@
     ├── Forbidden           403  a policy said no
     ├── NotFound            404  no such resource or record
     ├── MethodNotAllowed    405
+    ├── PreconditionFailed  412  the record changed since the client read it (If-Match, `version`)
     ├── PayloadTooLarge     413
     ├── UriTooLong          414
     ├── ValidationFailed    422  field errors
@@ -21,7 +22,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from storage import Unavailable, Unstorable
+from storage import Stale, Unavailable, Unstorable
 
 log = logging.getLogger("restify.errors")
 
@@ -69,6 +70,10 @@ class MethodNotAllowed(RestifyError):
     status, code, default_message = 405, "METHOD_NOT_ALLOWED", "Method not allowed."
 
 
+class PreconditionFailed(RestifyError):
+    status, code, default_message = 412, "PRECONDITION_FAILED", "The record was changed since you read it."
+
+
 class PayloadTooLarge(RestifyError):
     status, code, default_message = 413, "PAYLOAD_TOO_LARGE", "The request body is too large."
 
@@ -110,9 +115,11 @@ class NotAnApplication(DeclarationError):
 
 def from_storage(error: BaseException) -> BaseException:
     """The domain error for what storage raised (the database is unreachable, a value it cannot
-    store); any other error as it is."""
+    store, a versioned write that found another version); any other error as it is."""
     if isinstance(error, Unavailable):
         return ServiceUnavailable()
+    if isinstance(error, Stale):
+        return PreconditionFailed()
     if isinstance(error, Unstorable):
         return BadRequest(f"The request holds {error}, which cannot be stored.")
     return error

@@ -18,10 +18,12 @@ from service.core.errors import Forbidden, NotFound, Unauthenticated
 from service.core.presenting import asked_relations, with_relations
 from service.core.query import IndexQuery, parse_index
 from service.core.registry import Resource
-from service.core.serializer import resource_object, visible
+from service.core.serializer import record_meta, resource_object, visible
 from service.core.validation import canonical_references
-from service.core.writes import Write, now, remove, write  # noqa: F401 (`now`: imported from here too)
-from storage import Filter
+from service.core.writes import (  # noqa: F401 (`now`, `expected_versions`: imported from here too)
+    Write, expected_versions, now, remove, write,
+)
+from storage import Filter, Versions
 
 
 def _deny(context: Context) -> Exception:
@@ -89,7 +91,7 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     shown = visible(fields)
     data = [
         resource_object(resource.name, shown, d, related.get(d["id"]) if tree else None,
-                        gate.flags(record, shown=True))
+                        record_meta(gate.flags(record, shown=True), d))
         for d, record in rows
     ]
     return _envelope(context, query, page, repeated, total, data)
@@ -162,7 +164,9 @@ async def store(app: Restify, name: str, payload: dict[str, Any], context: Conte
 
 
 async def update(app: Restify, name: str, id: str, payload: dict[str, Any], context: Context,
-                 partial: bool = False, files: dict[str, uploads.Upload] | None = None) -> dict[str, Any]:
+                 partial: bool = False, files: dict[str, uploads.Upload] | None = None,
+                 versions: Versions = None) -> dict[str, Any]:
+    """`versions`: the record's versions the client accepts (If-Match, `version`); None: any."""
     app = app.pinned()
     context.action = "patch" if partial else "update"
     resource = _enter(app, name, context)
@@ -170,14 +174,14 @@ async def update(app: Restify, name: str, id: str, payload: dict[str, Any], cont
     _authorize(app, resource, "update", context, document)
     await app.ready()
     written = await write(Write(app, resource, resource.fields(context), context, payload, action=context.action,
-                                existing=document, files=files))
+                                existing=document, files=files, versions=versions))
     return {"data": written.data}
 
 
-async def delete(app: Restify, name: str, id: str, context: Context) -> None:
+async def delete(app: Restify, name: str, id: str, context: Context, versions: Versions = None) -> None:
     app = app.pinned()
     context.action = "delete"
     resource = _enter(app, name, context)
     document = await _find(app, resource, id, context)
     _authorize(app, resource, "delete", context, document)
-    await remove(app, resource, context, document)
+    await remove(app, resource, context, document, versions)

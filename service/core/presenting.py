@@ -7,7 +7,7 @@ from service.core import loading
 from service.core.context import Context
 from service.core.query import RelationTree, check_parameter_names, parse_related, relatable_per_page
 from service.core.registry import Resource
-from service.core.serializer import resource_object, visible
+from service.core.serializer import record_meta, resource_object, visible
 
 if TYPE_CHECKING:
     from service.core.app import Restify
@@ -19,7 +19,7 @@ def serialize(app: "Restify", resource: Resource, context: Context, document: di
               relationships: dict[str, list[dict]] | None = None, fields: list | None = None) -> dict[str, Any]:
     """One resource object with its authorization flags, as show/store/update return it;
     pass the `fields` the request already built to spare building them again."""
-    meta = app.registry.policies.flags(resource.model, context.user, resource.model(document))
+    meta = record_meta(app.registry.policies.flags(resource.model, context.user, resource.model(document)), document)
     shown = visible(fields if fields is not None else resource.fields(context))
     return resource_object(resource.name, shown, document, relationships or None, meta)
 

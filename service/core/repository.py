@@ -66,6 +66,27 @@ class Repository:
     def can_use_for_profile(cls, request: Any) -> bool:
         return False
 
+    # -- hooks: run by the write path (service/core/writes.py) for every door --------------------
+    # Plain or `async`. A before-hook may change `values` (they are not validated again) or raise
+    # ValidationFailed / Forbidden, and then nothing is written. After-hooks see the stored record.
+    def before_store(self, context: Any, values: dict[str, Any]) -> Any:
+        return None
+
+    def stored(self, context: Any, record: Model) -> Any:
+        return None
+
+    def before_update(self, context: Any, record: Model, values: dict[str, Any]) -> Any:
+        return None
+
+    def updated(self, context: Any, record: Model) -> Any:
+        return None
+
+    def before_delete(self, context: Any, record: Model) -> Any:
+        return None
+
+    def deleted(self, context: Any, record: Model) -> Any:
+        return None
+
     # -- binding ------------------------------------------------------------
     @classmethod
     def resolve_model(cls, models_module: str) -> type[Model]:

@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from service.core.fields import Field
+from storage import version_of
 
 TIMESTAMPS = ("created_at", "updated_at")
 
@@ -45,6 +46,12 @@ def attributes(fields: list[Field], document: dict[str, Any]) -> dict[str, Any]:
         value = get(name)
         shown[name] = value if value is None or type(value) is str else iso(value)
     return shown
+
+
+def record_meta(flags: dict[str, bool], document: dict[str, Any]) -> dict[str, Any]:
+    """The `meta` of a record answered on its own or in a page: its authorization flags and its
+    version (which every write changes; the ETag of show and what If-Match compares)."""
+    return {**flags, "version": version_of(document)}
 
 
 def resource_object(type_name: str, fields: list[Field], document: dict[str, Any],

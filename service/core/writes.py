@@ -5,10 +5,15 @@ the seeders' writes through them) takes the same steps in the same order:
     record) -> after-hooks -> serialize
 
 and a delete the steps that apply to it: before-hooks -> remove -> after-hooks -> files. The
-places marked "hooks" are where the application's repository hooks (`before_store`, `stored`,
-`before_update`, `updated`, `before_delete`, `deleted`) run; what runs there today is the
-framework's own after-effects (a new password ends the user's other sessions).
+repository's hooks (`before_store`, `stored`, `before_update`, `updated`, `before_delete`,
+`deleted`) run at the places marked "hooks", after-hooks after the framework's own after-effects
+(a new password ends the user's other sessions).
+
+A write of an existing record may name the `versions` it accepts (If-Match, a `version`
+argument): the record must be at one of them when it is read and, checked again inside the
+atomic save, when it is written; otherwise PreconditionFailed (412).
 """
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -17,13 +22,13 @@ from typing import Any
 from service.core import tokens, uploads
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import NotFound, ValidationFailed
+from service.core.errors import BadRequest, NotFound, PreconditionFailed, ValidationFailed
 from service.core.fields import Field
 from service.core.presenting import serialize
 from service.core.registry import Resource
 from service.core.serializer import iso, resource_object
 from service.core.validation import unique_message, validate_request
-from storage import DuplicateKey, new_id
+from storage import VERSION, DuplicateKey, Versions, new_id, version_of
 
 
 def now() -> str:
@@ -48,6 +53,7 @@ class Write:
     files: Mapping[str, uploads.Upload] | None = None
     flags: bool = True                  # the answer carries the policy's authorization flags
     acts_as_written: bool = False       # the record written is the acting user from now on
+    versions: Versions = None           # the versions of `existing` this update accepts (None: any)
 
     @property
     def creating(self) -> bool:
@@ -64,6 +70,8 @@ async def write(plan: Write) -> Written:
     """Runs the steps of the write path, in order, for one record."""
     app, context = plan.app, plan.context
     record_id = None if plan.existing is None else plan.existing["id"]
+    if plan.existing is not None:
+        check_version(plan.existing, plan.versions)
     # 1. Validate: fields and uploads together, one 422 with every problem.
     values, pending = await validate_request(app, plan.fields, plan.payload, plan.action, record_id=record_id,
                                              files=plan.files, existing=plan.existing, acting=context.user)
@@ -74,12 +82,21 @@ async def write(plan: Write) -> Written:
     if plan.creating:
         values["created_at"] = stamp
     values["updated_at"] = stamp
-    # 4. Before-hooks run here; values they change are not validated again.
+    # 4. Before-hooks; values they change are not validated again.
+    repository = plan.resource.repository
+    if plan.creating:
+        await run_hook(repository.before_store, context, values)
+    else:
+        await run_hook(repository.before_update, context, plan.resource.model(plan.existing), values)
     # 5. Save: files first, then the record.
-    document = await save(app, plan.resource, plan.fields, values, pending, record_id or new_id(), plan.existing)
-    # 6. After-hooks run here, once the record is written, after the framework's own.
-    if not plan.creating:
+    document = await save(app, plan.resource, plan.fields, values, pending, record_id or new_id(), plan.existing,
+                          plan.versions)
+    # 6. After-hooks, once the record is written, after the framework's own.
+    if plan.creating:
+        await run_hook(repository.stored, context, plan.resource.model(document))
+    else:
         await tokens.after_user_update(app, plan.resource, plan.fields, values, document["id"], context)
+        await run_hook(repository.updated, context, plan.resource.model(document))
     if plan.acts_as_written:
         context.user = plan.resource.model(document)
     # 7. Serialize.
@@ -93,32 +110,55 @@ def server_values(fields: list[Field], context: Context) -> dict[str, Any]:
     return {f.name: f.value_callback(context) for f in fields if f.value_callback is not None}
 
 
-async def remove(app: Restify, resource: Resource, context: Context, document: dict[str, Any]) -> None:
+def expected_versions(version: Any) -> Versions:
+    """The versions a `version` argument (GraphQL, MCP) accepts: None (any) when it is not given."""
+    if version is None:
+        return None
+    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+        raise BadRequest("version must be a whole number, the record's meta.version.")
+    return frozenset((version,))
+
+
+def check_version(document: dict[str, Any], versions: Versions) -> None:
+    """PreconditionFailed unless `document` is at one of `versions` (None accepts any)."""
+    if versions is not None and version_of(document) not in versions:
+        raise PreconditionFailed()
+
+
+async def run_hook(hook: Any, *args: Any) -> None:
+    """Runs a repository hook, plain or `async`."""
+    if inspect.isawaitable(result := hook(*args)):
+        await result
+
+
+async def remove(app: Restify, resource: Resource, context: Context, document: dict[str, Any],
+                 versions: Versions = None) -> None:
     """Deletes an authorized record, then what hangs on it: the user's tokens, its files."""
-    # Before-hooks run here.
-    removed = await app.collection(resource).remove(document["id"])
+    check_version(document, versions)
+    await run_hook(resource.repository.before_delete, context, resource.model(document))
+    removed = await app.collection(resource).remove(document["id"], versions)
     if removed is None:
         raise NotFound()
     await tokens.after_user_delete(app, resource, document["id"])
-    # After-hooks run here.
+    await run_hook(resource.repository.deleted, context, resource.model(removed))
     # The files of the record as deleted, not as read before: an upload may have replaced one meanwhile.
     await uploads.discard(app, [removed.get(f.name) for f in resource.fields(context) if f.is_file])
 
 
 async def save(app: Restify, resource: Resource, fields: list[Field], values: dict[str, Any],
                pending: list[uploads.PendingFile], record_id: str,
-               existing: dict[str, Any] | None) -> dict[str, Any]:
-    """Writes the uploads, then the record; a failed record write takes the new files back,
-    a successful one deletes the files it replaced."""
+               existing: dict[str, Any] | None, versions: Versions = None) -> dict[str, Any]:
+    """Writes the uploads, then the record (a new one at version 1; an update at one of `versions`);
+    a failed record write takes the new files back, a successful one deletes the files it replaced."""
     written = await uploads.write(app, pending, record_id, resource.name)
     values.update(written)
     collection = app.collection(resource)
     replaced: dict[str, Any] = {}
     try:
         if existing is None:
-            document = await collection.insert({**values, "id": record_id})
+            document = await collection.insert({**values, VERSION: 1, "id": record_id})
         else:
-            swapped = await collection.swap(record_id, values)
+            swapped = await collection.swap(record_id, values, versions)
             replaced, document = swapped if swapped else ({}, None)
     except DuplicateKey as error:
         await uploads.discard(app, written.values())

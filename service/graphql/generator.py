@@ -85,9 +85,11 @@ class SchemaBuilder:
                  "page": GraphQLArgument(GraphQLInt, default_value=1)})
             mutation[f"create{type_name}"] = GraphQLField(GraphQLNonNull(obj), {"input": GraphQLArgument(data)})
             mutation[f"update{type_name}"] = GraphQLField(
-                GraphQLNonNull(obj), {"id": GraphQLArgument(GraphQLNonNull(GraphQLID)), "input": GraphQLArgument(data)})
+                GraphQLNonNull(obj), {"id": GraphQLArgument(GraphQLNonNull(GraphQLID)), "input": GraphQLArgument(data),
+                                      "version": GraphQLArgument(GraphQLInt)})  # the version read (If-Match)
             mutation[f"delete{type_name}"] = GraphQLField(
-                GraphQLNonNull(GraphQLBoolean), {"id": GraphQLArgument(GraphQLNonNull(GraphQLID))})
+                GraphQLNonNull(GraphQLBoolean), {"id": GraphQLArgument(GraphQLNonNull(GraphQLID)),
+                                                 "version": GraphQLArgument(GraphQLInt)})  # the version read (If-Match)
         if self.profile in self.objects:
             query["me"] = GraphQLField(self.objects[self.profile])  # the profile: the token user's own record
         if not query:
@@ -108,7 +110,8 @@ class SchemaBuilder:
 
         def fields() -> dict[str, GraphQLField]:
             members = {"id": GraphQLField(GraphQLNonNull(GraphQLID)),
-                       "created_at": GraphQLField(GraphQLString), "updated_at": GraphQLField(GraphQLString)}
+                       "created_at": GraphQLField(GraphQLString), "updated_at": GraphQLField(GraphQLString),
+                       "version": GraphQLField(GraphQLInt)}  # meta.version; null on related records
             for field in visible(self._fields(resource)):
                 members[_check_name(type_name, field.name)] = GraphQLField(_scalar(field, self.config))
             if self.config.get("schema", "relations"):

@@ -19,7 +19,9 @@ RELATIONSHIPS = "__relationships"
 
 
 def flatten(resource_object: dict[str, Any]) -> dict[str, Any]:
-    flat = {"id": resource_object["id"], **resource_object.get("attributes", {})}
+    # `version` first: an attribute of that name is what the type's field of that name shows.
+    flat = {"id": resource_object["id"], "version": resource_object.get("meta", {}).get("version"),
+            **resource_object.get("attributes", {})}
     flat[RELATIONSHIPS] = resource_object.get("relationships", {})
     return flat
 
@@ -75,12 +77,15 @@ class RepositoryResolvers:
         body = await operations.store(self.app, self.resource, dict(input), self.context(info))
         return await self._reloaded(info, body["data"])
 
-    async def update(self, info: GraphQLResolveInfo, id: str, input: dict[str, Any]) -> dict[str, Any]:
-        body = await operations.update(self.app, self.resource, id, dict(input), self.context(info), partial=True)
+    async def update(self, info: GraphQLResolveInfo, id: str, input: dict[str, Any],
+                     version: int | None = None) -> dict[str, Any]:
+        body = await operations.update(self.app, self.resource, id, dict(input), self.context(info), partial=True,
+                                       versions=operations.expected_versions(version))
         return await self._reloaded(info, body["data"])
 
-    async def delete(self, info: GraphQLResolveInfo, id: str) -> bool:
-        await operations.delete(self.app, self.resource, id, self.context(info))
+    async def delete(self, info: GraphQLResolveInfo, id: str, version: int | None = None) -> bool:
+        await operations.delete(self.app, self.resource, id, self.context(info),
+                                versions=operations.expected_versions(version))
         return True
 
     async def _reloaded(self, info: GraphQLResolveInfo, data: dict[str, Any]) -> dict[str, Any]:

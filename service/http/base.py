@@ -72,6 +72,21 @@ def _lone_surrogate(value: Any) -> str | None:
     return next((found for found in map(_lone_surrogate, items) if found), None)
 
 
+# One entity tag of a header: `*`, `"x"` or `W/"x"` (the grammar Tornado reads If-None-Match with).
+_ENTITY_TAG = re.compile(r'\*|(?:W/)?"[^"]*"')
+
+
+def accepted_versions(if_match: str | None) -> frozenset[int] | None:
+    """The record versions an `If-Match` header accepts: None (any) when it is absent or `*`.
+    Comparison is strong: a weak tag (`W/"3"`) or one that is not a version never matches."""
+    if if_match is None:
+        return None
+    tags = _ENTITY_TAG.findall(if_match)
+    if "*" in tags:
+        return None
+    return frozenset(int(tag[1:-1]) for tag in tags if tag[1:-1].isdigit() and not tag.startswith("W/"))
+
+
 def decode_json(body: bytes, what: str = "The request body") -> Any:
     """`body` as JSON; what is refused gets a fixed text naming `what`, never the decoder's own words."""
     try:
@@ -102,6 +117,7 @@ class JsonHandler(RequestHandler):
         self._refused = False
         self.files: dict[str, Upload] = {}
         self._answer: Answer | None = None  # what the failure of this request answers (see log_exception)
+        self._etag = True  # whether a GET without an ETag of its own gets Tornado's, of the body
         self.set_default_headers()
 
     @property
@@ -243,7 +259,32 @@ class JsonHandler(RequestHandler):
                        extras={"url": f"{request.protocol}://{request.host}{request.path}",
                                "address": request.remote_ip, "repeated": self.repeated_params(), **extras})
 
+    def if_match(self) -> frozenset[int] | None:
+        """The versions the request's `If-Match` accepts (None: any)."""
+        return accepted_versions(self.request.headers.get("If-Match"))
+
     # -- output -------------------------------------------------------------
+    def send_versioned(self, body: dict[str, Any]) -> None:
+        """One record: with its version as a strong ETag (304 to a matching If-None-Match) when the
+        answer carries no relations, whose changes do not change the version; otherwise no ETag."""
+        data = body["data"]
+        if "relationships" in data:
+            self._etag = False
+            self.send_json(body)
+            return
+        self.set_header("ETag", f'"{data["meta"]["version"]}"')
+        self.set_header("Cache-Control", "private")
+        self.set_header("Vary", ", ".join(filter(None, (self._headers.get("Vary"), "Authorization"))))
+        if self.check_etag_header():
+            self.set_status(304)
+            self.finish()
+            return
+        self.send_json(body)
+
+    def compute_etag(self) -> str | None:
+        # Tornado's ETag of the body, for GETs that set none of their own (index), unless turned off.
+        return super().compute_etag() if self._etag else None
+
     def send_json(self, body: Any, status: int = 200) -> None:
         self.set_status(status)
         self.set_header("Content-Type", "application/json; charset=UTF-8")

@@ -25,22 +25,27 @@ class CollectionUploadHandler(JsonHandler):
 
 
 class RecordHandler(JsonHandler):
+    """One record. Writes honour `If-Match` (the version show's ETag carries) atomically."""
+
     async def get(self, name: str, id: str) -> None:
-        self.send_json(await operations.show(self.app, name, id, self.context()))
+        self.send_versioned(await operations.show(self.app, name, id, self.context()))
 
     async def put(self, name: str, id: str) -> None:
-        self.send_json(await operations.update(self.app, name, id, self.payload(), self.context()))
+        self.send_json(await operations.update(self.app, name, id, self.payload(), self.context(),
+                                               versions=self.if_match()))
 
     async def patch(self, name: str, id: str) -> None:
-        self.send_json(await operations.update(self.app, name, id, self.payload(), self.context(), partial=True))
+        self.send_json(await operations.update(self.app, name, id, self.payload(), self.context(), partial=True,
+                                               versions=self.if_match()))
 
     async def post(self, name: str, id: str) -> None:
         # PUT semantics, but multipart is accepted so file fields can be sent.
         payload = self.payload(allow_multipart=True)
-        self.send_json(await operations.update(self.app, name, id, payload, self.context(), files=self.files))
+        self.send_json(await operations.update(self.app, name, id, payload, self.context(), files=self.files,
+                                               versions=self.if_match()))
 
     async def delete(self, name: str, id: str) -> None:
-        await operations.delete(self.app, name, id, self.context())
+        await operations.delete(self.app, name, id, self.context(), versions=self.if_match())
         self.no_content()
 
 

@@ -6,7 +6,7 @@ normal result, what it would change and a `confirm` token, and changes nothing; 
 with `confirm` added runs it — if the records are still as previewed. Otherwise (changed
 meanwhile, token used, expired, or for another call) it answers a fresh preview.
 """
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,7 +56,8 @@ def _version(record: dict[str, Any]) -> str:
 
 
 async def delete_after_confirmation(app: Restify, tool: str, resource: str, id: str, arguments: dict[str, Any],
-                                    user: Model | None, context: Callable[[], Context]) -> dict[str, Any]:
+                                    user: Model | None, context: Callable[[], Context],
+                                    accepted: Collection[int] | None = None) -> dict[str, Any]:
     """Deletes record `id` when `arguments` (the call's, as sent) carry a valid confirmation for it as
     it is now; otherwise answers a preview and a new confirmation."""
     arguments = dict(arguments)
@@ -70,7 +71,13 @@ async def delete_after_confirmation(app: Restify, tool: str, resource: str, id: 
     if token is not None:
         previewed = await confirmations.redeem(app, user_id, tool, arguments, str(token))
         if previewed == versions:
-            await operations.delete(app, resource, id, context())
+            # At the version it previewed (and the caller's `version`, if given): a change since is refused
+            # inside the delete itself, not only by the check above.
+            shown = (record.get("meta") or {}).get("version")
+            at = frozenset((shown,)) if isinstance(shown, int) else accepted
+            if accepted is not None and at is not accepted:
+                at = at & frozenset(accepted)
+            await operations.delete(app, resource, id, context(), versions=at)
             return {"deleted": True, "id": id}
         note = (" The confirmation was not used: the record changed since it was previewed."
                 if previewed is not None else

@@ -55,17 +55,24 @@ def profile_schema(resource: Resource | None, settings: Settings) -> Schema:
     return _object(_with_include({}, resource, settings), [])
 
 
+# Optimistic concurrency: the update and delete tools take the version the agent read.
+_VERSION: Schema = {"type": "integer", "minimum": 0,
+                    "description": "The record's meta.version as you read it: the call fails (\"The record was "
+                                   "changed since you read it.\") if it has changed since. Leave it out to write "
+                                   "whatever the record holds now."}
+
+
 def write_schema(fields: list[Field], action: str) -> Schema:
     """Store: every writable attribute, required ones listed. Update: the id, then any attributes."""
     body = write_body(fields, "store" if action == "store" else "patch")  # update changes only what it is sent
     if action != "update":
         return _object(body["properties"], body.get("required", []))
-    return _object({"id": _id("The id of the record to change."), **body["properties"]},
+    return _object({"id": _id("The id of the record to change."), **body["properties"], "version": _VERSION},
                    ["id", *body.get("required", [])])
 
 
 def delete_schema(resource: Resource, confirm: bool = False) -> Schema:
-    properties = {"id": _id(f"The id of the {resource.name} record to delete.")}
+    properties = {"id": _id(f"The id of the {resource.name} record to delete."), "version": _VERSION}
     if confirm:
         properties["confirm"] = {"type": "string", "minLength": 1, "description": (
             "The token a first call without it returned: send it only once your user has agreed to the preview.")}

@@ -130,11 +130,12 @@ async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller
         return await operations.show(app, name, id, context(query_params(arguments)))
     if operation == "store":
         return await operations.store(app, name, arguments, context())
+    versions = operations.expected_versions(arguments.pop("version", None))
     if operation == "update":
-        return await operations.update(app, name, id, arguments, context(), partial=True)
+        return await operations.update(app, name, id, arguments, context(), partial=True, versions=versions)
     if guard.confirming(app.settings, operation):
-        return await guard.delete_after_confirmation(app, route.name, name, id, sent, caller.user, context)
-    await operations.delete(app, name, id, context())
+        return await guard.delete_after_confirmation(app, route.name, name, id, sent, caller.user, context, versions)
+    await operations.delete(app, name, id, context(), versions=versions)
     return {"deleted": True, "id": id}
 
 

@@ -117,7 +117,8 @@ def _resource_shape(resource: Resource, fields: list) -> str:
     attributes = ", ".join(f'"{f.name}"' for f in visible(fields)) + ", " + ", ".join(f'"{t}"' for t in TIMESTAMPS)
     return ('{"id", "type": "' + resource.name + '", "attributes": {' + attributes + '}, '
             + ('"relationships"?, ' if resource.relations else "")
-            + '"meta": {"authorizedToShow", "authorizedToStore", "authorizedToUpdate", "authorizedToDelete"}}')
+            + '"meta": {"authorizedToShow", "authorizedToStore", "authorizedToUpdate", "authorizedToDelete", '
+              '"version"}}')
 
 
 def _server_set(fields: list, action: str) -> str:

@@ -33,6 +33,8 @@ ERRORS: dict[int, tuple[str, type[errors.RestifyError], str, str]] = {
     404: ("NotFound", errors.NotFound, "Error", "No such resource or record."),
     405: ("MethodNotAllowed", errors.MethodNotAllowed, "Error",
           "The path exists but not with this method (also CORS preflights while CORS is off)."),
+    412: ("PreconditionFailed", errors.PreconditionFailed, "Error",
+          "If-Match named another version: the record was changed since it was read; nothing was written."),
     413: ("PayloadTooLarge", errors.PayloadTooLarge, "Error",
           "The body is above server.max_body_bytes (JSON) or server.max_upload_bytes (multipart)."),
     414: ("UriTooLong", errors.UriTooLong, "Error", "The query string is above server.max_query_bytes."),
@@ -98,14 +100,15 @@ FLAGS = ("authorizedToShow", "authorizedToStore", "authorizedToUpdate", "authori
 
 
 def _shared_schemas() -> dict[str, Schema]:
-    flags = {name: {"type": "boolean"} for name in FLAGS}
+    # The record's meta: its authorization flags and its version (which each write changes; If-Match).
+    flags = {**{name: {"type": "boolean"} for name in FLAGS}, "version": {"type": "integer", "minimum": 0}}
     nullable_int = {"type": ["integer", "null"]}
     nullable_url = {"type": ["string", "null"]}
     return {
-        "AuthorizationFlags": {"type": "object", "required": list(FLAGS), "properties": flags,
+        "AuthorizationFlags": {"type": "object", "required": [*FLAGS, "version"], "properties": flags,
                                "additionalProperties": False,
-                               "description": "What the requesting user may do with this record."},
-        "TokenMeta": {"type": "object", "required": [*FLAGS, "token"],
+                               "description": "What the requesting user may do with this record, and its version."},
+        "TokenMeta": {"type": "object", "required": [*FLAGS, "version", "token"],
                       "properties": {**flags, "token": {
                           "type": "string", "pattern": "^[^|]+\\|.+$",
                           "description": "A bearer token, \"<id>|<secret>\"; only a hash of the secret is stored."}},

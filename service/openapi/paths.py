@@ -37,6 +37,16 @@ def _body(schema: Schema, required: bool = True, media_type: str = JSON) -> Sche
     return {"required": required, "content": {media_type: {"schema": schema}}}
 
 
+# Optimistic concurrency: show's ETag is the record's version; writes take it back in If-Match.
+_IF_MATCH = {"name": "If-Match", "in": "header", "required": False, "schema": {"type": "string"},
+             "description": 'The ETag (version) read, e.g. "3": the write happens only if the record is still at '
+                            "that version (strong comparison; `*` means any), else 412. Without it the write "
+                            "proceeds."}
+_ETAG = {"ETag": {"description": 'The record\'s version, "<meta.version>" (absent when relations are included).',
+                  "schema": {"type": "string"}}}
+_NOT_MODIFIED = {"304": {"description": "Not modified (If-None-Match matched the version ETag)."}}
+
+
 def _links(resource_name: str, pointer: str, forms: bool) -> dict[str, Schema]:
     """Follow-up operations on the record a response returned (used by stateful fuzzing too)."""
     targets = {"show": "Show", "update": "Update", "patch": "Patch", "upload": "Upload", "delete": "Delete"}
@@ -62,7 +72,8 @@ def repository_paths(resource: Resource, settings: Settings) -> dict[str, Schema
     store_hashing = (429,) if resources.hashes_passwords(resource, "store") else ()
 
     def changed() -> dict[str, Schema]:
-        return {**_ok("The changed record.", ref("Document")), **error_responses(400, 403, 404, 413, 422, *hashing)}
+        return {**_ok("The changed record.", ref("Document")),
+                **error_responses(400, 403, 404, 412, 413, 422, *hashing)}
 
     def created() -> dict[str, Schema]:
         return {"201": {"description": "Created.", "content": json_content(ref("Document")),
@@ -81,18 +92,20 @@ def repository_paths(resource: Resource, settings: Settings) -> dict[str, Schema
     record = {
         "parameters": [parameters.id_parameter(n)],
         "get": _operation(f"{n}.show", n, f"Show a {n} record",
-                          {**_ok("The record.", ref("Document")), **error_responses(400, 403, 404)}, security,
+                          {**_ok("The record.", ref("Document"), headers=_ETAG), **_NOT_MODIFIED,
+                           **error_responses(400, 403, 404)}, security,
                           parameters=parameters.show_parameters(resource, settings)),
         "put": _operation(f"{n}.update", n, f"Replace a {n} record's attributes (every field is validated)",
-                          changed(), security, requestBody=_body(ref("Update"))),
+                          changed(), security, requestBody=_body(ref("Update")), parameters=[_IF_MATCH]),
         "patch": _operation(f"{n}.patch", n, f"Change some of a {n} record's attributes (only those sent)",
-                            changed(), security, requestBody=_body(ref("Patch"), required=False)),
+                            changed(), security, requestBody=_body(ref("Patch"), required=False),
+                            parameters=[_IF_MATCH]),
         "post": _operation(f"{n}.updateByPost", n, "As PUT, for clients that send POST"
                            + (" (files: POST .../{id}/upload)" if forms else ""), changed(), security,
-                           requestBody=_body(ref("Update"))),
+                           requestBody=_body(ref("Update")), parameters=[_IF_MATCH]),
         "delete": _operation(f"{n}.delete", n, f"Delete a {n} record",
-                             {"204": {"description": "Deleted; no body."}, **error_responses(400, 403, 404)},
-                             security),
+                             {"204": {"description": "Deleted; no body."}, **error_responses(400, 403, 404, 412)},
+                             security, parameters=[_IF_MATCH]),
     }
     prefix = _prefix(settings, "prefix")
     path_items = {f"{prefix}/{n}": collection, f"{prefix}/{n}/{{id}}": record}
@@ -103,7 +116,7 @@ def repository_paths(resource: Resource, settings: Settings) -> dict[str, Schema
         path_items[f"{prefix}/{n}/{{id}}/upload"] = {
             "parameters": [parameters.id_parameter(n)],
             "post": _operation(f"{n}.upload", n, "As PUT, with files (multipart/form-data)", changed(), security,
-                               requestBody=_body(ref("UpdateForm"), media_type=MULTIPART))}
+                               requestBody=_body(ref("UpdateForm"), media_type=MULTIPART), parameters=[_IF_MATCH])}
     return path_items
 
 

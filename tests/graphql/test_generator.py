@@ -20,15 +20,15 @@ from service.graphql.generator import render
 ROOT = Path(__file__).resolve().parents[2]
 TYPES = {"comments": "Comment", "posts": "Post", "tags": "Tag", "users": "User"}
 
-# One line per member, as the SDL prints them (sorted): id, the visible fields, the timestamps.
+# One line per member, as the SDL prints them (sorted): id, the visible fields, the timestamps, the version.
 SCALAR_MEMBERS = {
     "Comment": ["body: String", "created_at: String", "id: ID!", "post_id: String", "updated_at: String",
-                "user_id: String"],
+                "user_id: String", "version: Int"],
     "Post": ["body: String", "cover: String", "created_at: String", "id: ID!", "published: Boolean",
-             "title: String", "updated_at: String", "user_id: String", "views: Long"],
-    "Tag": ["created_at: String", "id: ID!", "name: String", "updated_at: String"],
+             "title: String", "updated_at: String", "user_id: String", "version: Int", "views: Long"],
+    "Tag": ["created_at: String", "id: ID!", "name: String", "updated_at: String", "version: Int"],
     "User": ["avatar: String", "bio: String", "created_at: String", "email: String", "id: ID!", "name: String",
-             "updated_at: String"],
+             "updated_at: String", "version: Int"],
 }
 RELATION_MEMBERS = {
     "Comment": ["post: Post", "user: User"],
@@ -78,8 +78,8 @@ def queries_of(type_name: str, first: int = 15) -> list[str]:
 
 def mutations_of(type_name: str) -> list[str]:
     return [f"create{type_name}(input: {type_name}Input!): {type_name}!",
-            f"delete{type_name}(id: ID!): Boolean!",
-            f"update{type_name}(id: ID!, input: {type_name}Input!): {type_name}!"]
+            f"delete{type_name}(id: ID!, version: Int): Boolean!",
+            f"update{type_name}(id: ID!, input: {type_name}Input!, version: Int): {type_name}!"]
 
 
 def edit(app_dir: Path, file: str, old: str, new: str) -> None:
@@ -213,7 +213,7 @@ def typed_post(overrides: dict[str, str]) -> tuple[list[str], list[str]]:
     """The expected members of Post and PostInput in the typed copy, with `overrides` applied."""
     inputs = {name: overrides.get(name, scalar) for name, scalar in TYPED_POST_INPUT.items()}
     type_only = {name: overrides.get(name, scalar) for name, scalar in TYPED_POST_TYPE_ONLY.items()}
-    fixed = ["created_at: String", "id: ID!", "updated_at: String"] + RELATION_MEMBERS["Post"]
+    fixed = ["created_at: String", "id: ID!", "updated_at: String", "version: Int"] + RELATION_MEMBERS["Post"]
     object_members = sorted([f"{n}: {s}" for n, s in {**inputs, **type_only}.items()] + fixed)
     return object_members, [f"{n}: {s}" for n, s in sorted(inputs.items())]
 

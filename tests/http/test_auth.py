@@ -33,10 +33,10 @@ async def assert_nothing_written(db) -> None:
     assert await count(db, "personal_access_tokens") == 0
 
 
-def self_flags() -> dict:
+def self_flags(version: int = 1) -> dict:
     """A user looking at their own account: the demo UserPolicy never allows store."""
     return {"authorizedToShow": True, "authorizedToStore": False, "authorizedToUpdate": True,
-            "authorizedToDelete": True}
+            "authorizedToDelete": True, "version": version}
 
 
 # -- register ----------------------------------------------------------------------------
@@ -57,7 +57,7 @@ async def test_register_answers_201_with_the_user_unwrapped_and_a_token(api, db)
     token_id, _, secret = token.partition("|")
     assert storage.is_valid_id(token_id) and len(secret) >= 32
     stored_user = await db.collection("users").find_by_id(body["id"])
-    assert set(stored_user) == {"id", "name", "email", "password", "bio", "created_at", "updated_at"}
+    assert set(stored_user) == {"id", "name", "email", "password", "bio", "created_at", "updated_at", storage.VERSION}
 
 
 async def test_register_stores_only_a_hash_of_the_token(api, db):

@@ -18,9 +18,10 @@ def base(http_server_client):
     return http_server_client.get_url("")
 
 
-def flags(show: bool, store: bool, update: bool, delete: bool) -> dict:
+def flags(show: bool, store: bool, update: bool, delete: bool, version: int = 1) -> dict:
+    """A record's `meta`: its authorization flags and its version (1 once created)."""
     return {"authorizedToShow": show, "authorizedToStore": store,
-            "authorizedToUpdate": update, "authorizedToDelete": delete}
+            "authorizedToUpdate": update, "authorizedToDelete": delete, "version": version}
 
 
 def invalid(**errors: str) -> dict:
@@ -178,7 +179,8 @@ async def test_store_answers_201_with_location_and_the_stored_resource(api, db, 
         "created_at": data["attributes"]["created_at"], "updated_at": data["attributes"]["created_at"],
     }
     stored = await db.collection("posts").find_by_id(data["id"])
-    assert set(stored) == {"id", "title", "body", "views", "published", "user_id", "created_at", "updated_at"}
+    assert set(stored) == {"id", "title", "body", "views", "published", "user_id", "created_at", "updated_at",
+                           storage.VERSION}
     assert (stored["title"], stored["body"], stored["views"], stored["published"], stored["user_id"]) == \
         ("Hello", "Text", 0, False, ann["id"])
 
@@ -199,7 +201,7 @@ async def test_store_ignores_undeclared_keys_and_never_stores_them(api, db, ann)
     assert data["id"] != "0" * 24
     assert not data["attributes"]["created_at"].startswith("1999")
     stored = await db.collection("posts").find_by_id(data["id"])
-    assert set(stored) == {"id", "title", "views", "published", "user_id", "created_at", "updated_at"}
+    assert set(stored) == {"id", "title", "views", "published", "user_id", "created_at", "updated_at", storage.VERSION}
     assert not stored["created_at"].startswith("1999")
     assert await count(db, "posts") == 1
 
@@ -244,7 +246,7 @@ async def test_put_updates_and_returns_the_resource(api, db, ann):
     data = response.json["data"]
     assert set(response.json) == {"data"}
     assert data["id"] == created["id"] and data["type"] == "posts"
-    assert data["meta"] == flags(True, True, True, True)
+    assert data["meta"] == flags(True, True, True, True, version=2)
     assert (data["attributes"]["title"], data["attributes"]["views"], data["attributes"]["body"]) == ("New", 9, "Old")
     stored = await db.collection("posts").find_by_id(created["id"])
     assert (stored["title"], stored["views"], stored["body"], stored["user_id"]) == ("New", 9, "Old", ann["id"])
@@ -276,9 +278,10 @@ async def test_patch_changes_only_the_fields_sent(api, db, ann):
     assert response.status == 200
     assert response.json["data"]["attributes"]["views"] == 10
     after = await db.collection("posts").find_by_id(created["id"])
-    unchanged = {k: v for k, v in before.items() if k not in ("views", "updated_at")}
-    assert {k: v for k, v in after.items() if k not in ("views", "updated_at")} == unchanged
-    assert after["views"] == 10
+    changed = ("views", "updated_at", storage.VERSION)
+    unchanged = {k: v for k, v in before.items() if k not in changed}
+    assert {k: v for k, v in after.items() if k not in changed} == unchanged
+    assert (after["views"], after[storage.VERSION]) == (10, 2)
 
 
 async def test_patch_without_a_title_keeps_the_title(api, db, ann):

@@ -27,9 +27,10 @@ def content(api, ann, io_loop):
     return io_loop.run_sync(make)
 
 
-def flags(show: bool, store: bool, update: bool, delete: bool) -> dict:
+def flags(show: bool, store: bool, update: bool, delete: bool, version: int = 1) -> dict:
+    """A record's `meta`: its authorization flags and its version (1 once created)."""
     return {"authorizedToShow": show, "authorizedToStore": store,
-            "authorizedToUpdate": update, "authorizedToDelete": delete}
+            "authorizedToUpdate": update, "authorizedToDelete": delete, "version": version}
 
 
 async def snapshot(db, name: str) -> list[dict]:
@@ -111,7 +112,7 @@ async def test_any_user_may_change_a_tag(api, db, content, bob):
 async def test_a_user_may_update_themselves(api, db, ann):
     response = await api.patch(f"{PREFIX}/users/{ann['id']}", {"bio": "About me"}, token=ann["token"])
     assert response.status == 200
-    assert response.json["data"]["meta"] == flags(True, False, True, True)
+    assert response.json["data"]["meta"] == flags(True, False, True, True, version=2)
     assert (await db.collection("users").find_by_id(ann["id"]))["bio"] == "About me"
 
 

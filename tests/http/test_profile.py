@@ -6,7 +6,8 @@ from storage import Filter
 from tests.images import multipart, png
 
 PROFILE = "/api/restify/profile"
-FLAGS = {"authorizedToShow": True, "authorizedToStore": False, "authorizedToUpdate": True, "authorizedToDelete": True}
+FLAGS = {"authorizedToShow": True, "authorizedToStore": False, "authorizedToUpdate": True, "authorizedToDelete": True,
+         "version": 1}
 
 
 async def test_profile_is_the_user_unwrapped_with_meta(api):

@@ -45,7 +45,7 @@ async def test_each_event_carries_the_flags_of_its_own_subscriber(api, feeds, an
     assert data(await theirs.next())["data"]["meta"]["authorizedToUpdate"] is False
     assert data(await guest.next())["data"]["meta"] == {
         "authorizedToShow": True, "authorizedToStore": False, "authorizedToUpdate": False,
-        "authorizedToDelete": False}
+        "authorizedToDelete": False, "version": 1}
     second = await post(api, bob["token"])
     for feed in (mine, theirs, guest):  # one event each for the first post, then the second
         assert data(await feed.next())["data"]["id"] == second["id"]

@@ -109,13 +109,14 @@ async def test_store_tool_schema_has_types_required_defaults_and_max_lengths(con
 async def test_update_tool_takes_an_id_and_any_attributes(connect, ann):
     schema = (await tools_of(connect, ann["token"]))["posts-update-tool"].input_schema
     assert schema["required"] == ["id"]
-    assert list(schema["properties"]) == ["id", "title", "body", "views", "published"]
+    assert list(schema["properties"]) == ["id", "title", "body", "views", "published", "version"]
     assert "default" not in schema["properties"]["views"]  # defaults only fill a new record
+    assert schema["properties"]["version"]["type"] == "integer"  # the version read, checked on write
 
 
 @pytest.mark.parametrize("name, properties, required", [
     ("posts-show-tool", ["id", "include"], ["id"]),
-    ("posts-delete-tool", ["id", "confirm"], ["id"]),
+    ("posts-delete-tool", ["id", "version", "confirm"], ["id"]),
     ("tags-show-tool", ["id"], ["id"]),  # tags have no relations to include
     ("users-profile-tool", ["include"], None),
 ])

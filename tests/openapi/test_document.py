@@ -207,7 +207,7 @@ def test_resource_object_and_list_envelope(document):
 def test_every_error_shape_is_a_json_response(document):
     responses = document["components"]["responses"]
     expected = {"BadRequest": 400, "Unauthenticated": 401, "Forbidden": 403, "NotFound": 404,
-                "MethodNotAllowed": 405, "PayloadTooLarge": 413, "UriTooLong": 414, "ValidationFailed": 422,
+                "MethodNotAllowed": 405, "PreconditionFailed": 412, "PayloadTooLarge": 413, "UriTooLong": 414, "ValidationFailed": 422,
                 "TooManyRequests": 429, "ServiceUnavailable": 503}
     assert set(responses) == set(expected)
     assert responses["ValidationFailed"]["content"]["application/json"]["example"] == {
@@ -216,6 +216,8 @@ def test_every_error_shape_is_a_json_response(document):
     assert responses["Forbidden"]["content"]["application/json"]["example"] == {
         "message": "This action is unauthorized."}
     assert responses["NotFound"]["content"]["application/json"]["example"] == {"message": "Not found."}
+    assert responses["PreconditionFailed"]["content"]["application/json"]["example"] == {
+        "message": "The record was changed since you read it."}
     assert "Retry-After" in responses["TooManyRequests"]["headers"]
     store = document["paths"][f"{PREFIX}/posts"]["post"]["responses"]
     assert list(store) == ["201", "400", "401", "403", "413", "414", "422", "503"]
@@ -225,7 +227,7 @@ def test_every_error_shape_is_a_json_response(document):
     login = document["paths"]["/api/login"]["post"]["responses"]
     assert list(login) == ["200", "400", "401", "413", "414", "422", "429", "503"]
     delete = document["paths"][f"{PREFIX}/posts/{{id}}"]["delete"]["responses"]
-    assert list(delete) == ["204", "400", "401", "403", "404", "414", "503"]
+    assert list(delete) == ["204", "400", "401", "403", "404", "412", "414", "503"]
     assert "content" not in delete["204"]
     bodies = document["components"]["schemas"]
     validator = Draft202012Validator({"$ref": "#/components/schemas/ValidationError", "components": {
@@ -349,3 +351,12 @@ def test_cli_prints_the_same_document_without_a_database():
     settings = load_settings(ROOT, environ=env)
     assert printed == build_document(load_app(ROOT), settings)
     validate(printed, cls=OpenAPIV31SpecValidator)
+
+
+def test_writes_of_a_record_take_if_match_and_may_answer_412_and_show_answers_its_etag(document):
+    record = document["paths"]["/api/restify/posts/{id}"]
+    for method in ("put", "patch", "post", "delete"):
+        assert [p["name"] for p in record[method]["parameters"] if p["in"] == "header"] == ["If-Match"]
+        assert record[method]["responses"]["412"] == {"$ref": "#/components/responses/PreconditionFailed"}
+    assert "412" in document["paths"]["/api/restify/posts/{id}/upload"]["post"]["responses"]
+    assert "ETag" in record["get"]["responses"]["200"]["headers"] and "304" in record["get"]["responses"]

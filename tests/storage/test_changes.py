@@ -9,7 +9,7 @@ import os
 import pytest
 from motor.motor_asyncio import AsyncIOMotorClient
 
-from storage import EmbeddedServer, HistoryLost, connect
+from storage import VERSION, EmbeddedServer, HistoryLost, connect
 
 EMBEDDED = not os.environ.get("MONGODB_URI")
 WAIT = 10.0
@@ -59,7 +59,7 @@ async def test_watcher_reports_inserts_updates_and_deletes_with_ids_from_the_doc
         [("update", stored["id"]), ("delete", stored["id"])]
     # fullDocument._id is an internal object on the embedded server: the id comes from documentKey.
     assert changes[0].document == {"id": stored["id"], "title": "a"}
-    assert changes[1].document == {"id": stored["id"], "title": "b"}
+    assert changes[1].document == {"id": stored["id"], "title": "b", VERSION: 1}  # every update adds one
     assert len({c.token for c in changes}) == 3
 
 

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from storage import DuplicateKey, Filter, Unstorable, is_valid_id
+from storage import VERSION, DuplicateKey, Filter, Stale, Unstorable, is_valid_id
 
 EMBEDDED = not os.environ.get("MONGODB_URI")
 MISSING_ID = "0123456789abcdef01234567"  # well-formed, never stored
@@ -265,7 +265,7 @@ async def test_update_returns_the_document_after_the_change(db):
     people = db.collection("people")
     ann, bob, cid = await seed(people)
     updated = await people.update(ann["id"], {"age": 31, "city": "Oslo"})
-    assert updated == {**ann, "age": 31, "city": "Oslo"}
+    assert updated == {**ann, "age": 31, "city": "Oslo", VERSION: 1}  # a document without one was version 0
     assert await people.find_by_id(ann["id"]) == updated
 
 
@@ -274,7 +274,7 @@ async def test_swap_returns_what_this_write_replaced_and_what_it_left(db):
     stored = await posts.insert({"title": "Old", "cover": "/storage/covers/a.png", "views": 1})
     before, after = await posts.swap(stored["id"], {"cover": "/storage/covers/b.png", "views": 2})
     assert (before["cover"], before["views"]) == ("/storage/covers/a.png", 1)
-    assert after == {**before, "cover": "/storage/covers/b.png", "views": 2}
+    assert after == {**before, "cover": "/storage/covers/b.png", "views": 2, VERSION: 1}
     assert (await posts.find_by_id(stored["id"]))["cover"] == "/storage/covers/b.png"
     assert await posts.swap("0" * 24, {"views": 3}) is None
 
@@ -306,6 +306,50 @@ async def test_delete_where_removes_every_match_and_counts_them(db):
     assert await names(people) == ["Bob"]
 
 
+# -- versions: every swap adds one, a versioned write changes only the version it expects --
+
+async def test_each_swap_adds_one_to_the_version_and_ignores_a_version_in_the_values(db):
+    posts = db.collection("posts")
+    stored = await posts.insert({"title": "A", VERSION: 4})
+    before, after = await posts.swap(stored["id"], {"title": "B", VERSION: 99})
+    assert (before[VERSION], after[VERSION]) == (4, 5)
+    assert await posts.find_by_id(stored["id"]) == {**stored, "title": "B", VERSION: 5}
+
+
+@pytest.mark.parametrize("stored_version, accepted", [(None, [0]), (3, [3]), (3, [1, 3])])
+async def test_a_versioned_swap_at_an_accepted_version_writes(db, stored_version, accepted):
+    posts = db.collection("posts")
+    stored = await posts.insert({"title": "A"} if stored_version is None else {"title": "A", VERSION: stored_version})
+    before, after = await posts.swap(stored["id"], {"title": "B"}, versions=accepted)
+    assert after == {**before, "title": "B", VERSION: (stored_version or 0) + 1}
+    assert await posts.find_by_id(stored["id"]) == after
+
+
+@pytest.mark.parametrize("stored_version, accepted", [(None, [1]), (3, [0]), (3, [2, 4]), (3, [])])
+async def test_a_versioned_swap_or_remove_at_another_version_is_stale_and_changes_nothing(
+        db, stored_version, accepted):
+    posts = db.collection("posts")
+    stored = await posts.insert({"title": "A"} if stored_version is None else {"title": "A", VERSION: stored_version})
+    with pytest.raises(Stale):
+        await posts.swap(stored["id"], {"title": "B"}, versions=accepted)
+    with pytest.raises(Stale):
+        await posts.remove(stored["id"], versions=accepted)
+    assert await posts.find_by_id(stored["id"]) == stored
+
+
+async def test_a_versioned_swap_or_remove_of_a_missing_document_is_none(db):
+    posts = db.collection("posts")
+    assert await posts.swap(MISSING_ID, {"title": "B"}, versions=[0]) is None
+    assert await posts.remove(MISSING_ID, versions=[0]) is None
+
+
+async def test_a_versioned_remove_at_the_version_deletes(db):
+    posts = db.collection("posts")
+    stored = await posts.insert({"title": "A", VERSION: 2})
+    assert await posts.remove(stored["id"], versions=[2]) == stored
+    assert await posts.find_by_id(stored["id"]) is None
+
+
 # -- unique indexes ---------------------------------------------------------------
 
 async def unique_emails(db):
@@ -335,6 +379,14 @@ async def test_duplicate_key_on_update_names_the_field_and_keeps_the_document(db
     with pytest.raises(DuplicateKey) as caught:
         await users.update(bob["id"], {"email": "ann@example.com"})
     assert caught.value.field == "email"
+    assert await users.find_by_id(bob["id"]) == bob
+
+
+@pytest.mark.parametrize("versions", [None, [0]])
+async def test_duplicate_key_on_a_versioned_update_is_a_duplicate_not_stale(db, versions):
+    users, ann, bob = await unique_emails(db)
+    with pytest.raises(DuplicateKey):
+        await users.swap(bob["id"], {"email": "ann@example.com"}, versions=versions)
     assert await users.find_by_id(bob["id"]) == bob
 
 
