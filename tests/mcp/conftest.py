@@ -73,3 +73,11 @@ async def confirmed(session: ClientSession, tool: str, arguments: dict[str, Any]
     """A destructive tool's two steps: the preview, then the same call with its confirmation."""
     preview = ok(await session.call_tool(tool, arguments))
     return await session.call_tool(tool, {**arguments, "confirm": preview["confirm"]})
+
+
+async def call_confirming(session: ClientSession, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+    """Calls a tool; a delete that answers with a preview is confirmed, as an agent whose user agreed would."""
+    result = await session.call_tool(tool, arguments)
+    if tool.endswith("-delete-tool") and not result.is_error:
+        result = await session.call_tool(tool, {**arguments, "confirm": body(result)["confirm"]})
+    return result

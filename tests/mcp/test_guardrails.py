@@ -144,7 +144,7 @@ async def test_without_confirm_destructive_a_delete_runs_at_once(connect, api, d
     async with connect(ann["token"]) as session:
         assert ok(await session.call_tool("posts-delete-tool", {"id": post})) == {"deleted": True, "id": post}
     assert await db.collection("posts").find_by_id(post) is None
-    assert list((await tools_of(connect, ann["token"]))["posts-delete-tool"].input_schema["properties"]) == ["id"]
+    assert list((await tools_of(connect, ann["token"]))["posts-delete-tool"].input_schema["properties"]) == ["id", "version"]  # no confirm
 
 
 # -- read-only -------------------------------------------------------------------------------------

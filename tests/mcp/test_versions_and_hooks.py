@@ -3,7 +3,7 @@ an optional `version`; a stale one is an error result; every hook runs for the t
 import pytest
 
 from tests.hooks import REFUSED, PostHooks, refused
-from tests.mcp.conftest import PREFIX, error, ok
+from tests.mcp.conftest import PREFIX, call_confirming, error, ok
 
 CHANGED = {"message": "The record was changed since you read it."}
 
@@ -19,7 +19,7 @@ async def test_update_and_delete_with_the_current_version_write(connect, api, db
     async with connect(ann["token"]) as session:
         changed = ok(await session.call_tool("posts-update-tool", {"id": post["id"], "title": "Bye", "version": 1}))
         assert (changed["data"]["attributes"]["title"], changed["data"]["meta"]["version"]) == ("Bye", 2)
-        assert ok(await session.call_tool("posts-delete-tool", {"id": post["id"], "version": 2})) == {
+        assert ok(await call_confirming(session, "posts-delete-tool", {"id": post["id"], "version": 2})) == {
             "deleted": True, "id": post["id"]}
     assert await db.collection("posts").find_by_id(post["id"]) is None
 
@@ -32,7 +32,7 @@ async def test_a_stale_or_malformed_version_is_an_error_result_and_changes_nothi
     post = await create(api, ann["token"])
     before = await db.collection("posts").find_by_id(post["id"])
     async with connect(ann["token"]) as session:
-        result = await session.call_tool(tool, {"id": post["id"], **arguments, "version": version})
+        result = await call_confirming(session, tool, {"id": post["id"], **arguments, "version": version})
     assert error(result) == answer
     assert await db.collection("posts").find_by_id(post["id"]) == before
 
@@ -43,7 +43,7 @@ async def test_tools_run_the_repository_hooks_and_a_refusal_writes_nothing(conne
         created = ok(await session.call_tool("posts-store-tool", {"title": "Hello"}))["data"]
         ok(await session.call_tool("posts-update-tool", {"id": created["id"], "title": "Bye"}))
         hooks.refuse["before_delete"] = refused()
-        assert error(await session.call_tool("posts-delete-tool", {"id": created["id"]})) == REFUSED
+        assert error(await call_confirming(session, "posts-delete-tool", {"id": created["id"]})) == REFUSED
     assert await db.collection("posts").find_by_id(created["id"]) is not None
     assert hooks.calls == [("mcp", "before_store", None, "Hello"), ("mcp", "stored", created["id"], "Hello"),
                            ("mcp", "before_update", created["id"], "Bye"), ("mcp", "updated", created["id"], "Bye"),
