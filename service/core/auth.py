@@ -36,15 +36,21 @@ async def authenticate(app: Restify, token: str) -> Model:
     stored = await app.db.collection(TOKENS).find_by_id(token_id)
     if stored is None or not hmac.compare_digest(stored.get("token_hash", ""), digest(secret)):
         raise Unauthenticated()
+    return await token_user(app, stored)
+
+
+async def token_user(app: Restify, stored: dict[str, Any]) -> Model:
+    """The user of a stored token whose secret was checked (a bearer header, or the token a live-feed
+    ticket acts for); Unauthenticated when it expired or its user is gone."""
     expires = stored.get("expires_at")
     if expires and expires <= now():  # ISO strings of one format compare chronologically
-        await app.db.collection(TOKENS).delete(token_id)
+        await app.db.collection(TOKENS).delete(stored["id"])
         raise Unauthenticated()
     resource = _users(app)
     user = await app.collection(resource).find_by_id(stored.get("user_id", ""))
     if user is None:
         raise Unauthenticated()
-    user["_token_id"] = token_id
+    user["_token_id"] = stored["id"]
     return resource.model(user)
 
 

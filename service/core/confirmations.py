@@ -6,7 +6,6 @@ and the versions of the records it previewed; the caller compares those versions
 records as they are now. It lives in MongoDB (only a hash of the secret), so any process can
 redeem what another issued, and removing it is the atomic step that makes it single-use.
 """
-import hashlib
 import hmac
 import json
 import secrets
@@ -14,6 +13,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from service.core.app import Restify
+from service.core.tokens import digest
 from service.core.writes import now
 from service.core.serializer import iso
 from storage import Filter, is_valid_id
@@ -21,9 +21,6 @@ from storage import Filter, is_valid_id
 CONFIRMATIONS = "confirmations"
 SECONDS = 300
 
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def canonical(arguments: dict[str, Any]) -> str:
@@ -39,8 +36,8 @@ async def issue(app: Restify, user_id: str, call: str, arguments: dict[str, Any]
     secret = secrets.token_urlsafe(32)
     expires = iso(datetime.now(timezone.utc) + timedelta(seconds=SECONDS))
     stored = await confirmations.insert({
-        "user_id": user_id, "call": call, "arguments": _digest(canonical(arguments)), "versions": versions,
-        "hash": _digest(secret), "expires_at": expires,
+        "user_id": user_id, "call": call, "arguments": digest(canonical(arguments)), "versions": versions,
+        "hash": digest(secret), "expires_at": expires,
     })
     return f"{stored['id']}|{secret}", expires
 
@@ -54,11 +51,11 @@ async def redeem(app: Restify, user_id: str, call: str, arguments: dict[str, Any
         return None
     confirmations = app.db.collection(CONFIRMATIONS)
     stored = await confirmations.find_by_id(token_id)
-    if stored is None or not hmac.compare_digest(stored.get("hash", ""), _digest(secret)):
+    if stored is None or not hmac.compare_digest(stored.get("hash", ""), digest(secret)):
         return None
     if await confirmations.remove(token_id) is None:  # used meanwhile, here or on another process
         return None
     if stored.get("expires_at", "") <= now() or stored.get("user_id") != user_id or stored.get("call") != call \
-            or stored.get("arguments") != _digest(canonical(arguments)):
+            or stored.get("arguments") != digest(canonical(arguments)):
         return None
     return dict(stored.get("versions") or {})

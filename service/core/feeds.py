@@ -22,7 +22,7 @@ from service.core import audience, auth
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import RestifyError, TooManyRequests
-from service.core.operations import _enter
+from service.core.operations import enter
 from service.core.query import parse_index
 from service.core.registry import Resource
 from storage import Change, ChangesUnsupported, HistoryLost
@@ -227,7 +227,7 @@ class Feeds:
     async def subscribe(self, name: str, context: Context, last_event_id: str | None = None) -> Subscription:
         """A subscription to repository `name` for the context's user, with its `id` and exact-match
         filters from `context.params`; live once this returns."""
-        resource = _enter(self.app, name, context)
+        resource = enter(self.app, name, context)
         query = parse_index(resource, resource.fields(context), context.params, self.app.settings)
         subscription = Subscription(self, resource, context, query.equals, context.params.get("id") or None)
         limit = int(_setting(self.app, "max_per_user", 10))

@@ -31,7 +31,7 @@ def _deny(context: Context) -> Exception:
     return Unauthenticated() if context.user is None else Forbidden()
 
 
-def _enter(app: Restify, name: str, context: Context) -> Resource:
+def enter(app: Restify, name: str, context: Context) -> Resource:
     if app.settings.requires_user and context.user is None:
         raise Unauthenticated()
     resource = app.resource(name)
@@ -61,7 +61,7 @@ async def _find(app: Restify, resource: Resource, id: str, context: Context) -> 
 async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     app = app.pinned()
     context.action = "index"
-    resource = _enter(app, name, context)
+    resource = enter(app, name, context)
     await app.ready()
     fields = resource.fields(context)
     repeated = context.extras.get("repeated") or {}
@@ -146,7 +146,7 @@ def _envelope(context: Context, query: IndexQuery, page: cursors.Page, repeated:
 async def show(app: Restify, name: str, id: str, context: Context) -> dict[str, Any]:
     app = app.pinned()
     context.action = "show"
-    resource = _enter(app, name, context)
+    resource = enter(app, name, context)
     asked = asked_relations(app, resource, context)
     document = await _find(app, resource, id, context)
     return {"data": await with_relations(app, resource, context, document, asked)}
@@ -156,7 +156,7 @@ async def store(app: Restify, name: str, payload: dict[str, Any], context: Conte
                 files: dict[str, uploads.Upload] | None = None) -> dict[str, Any]:
     app = app.pinned()
     context.action = "store"
-    resource = _enter(app, name, context)
+    resource = enter(app, name, context)
     _authorize(app, resource, "store", context)
     await app.ready()
     written = await write(Write(app, resource, resource.fields(context), context, payload, files=files))
@@ -169,7 +169,7 @@ async def update(app: Restify, name: str, id: str, payload: dict[str, Any], cont
     """`versions`: the record's versions the client accepts (If-Match, `version`); None: any."""
     app = app.pinned()
     context.action = "patch" if partial else "update"
-    resource = _enter(app, name, context)
+    resource = enter(app, name, context)
     document = await _find(app, resource, id, context)
     _authorize(app, resource, "update", context, document)
     await app.ready()
@@ -181,7 +181,7 @@ async def update(app: Restify, name: str, id: str, payload: dict[str, Any], cont
 async def delete(app: Restify, name: str, id: str, context: Context, versions: Versions = None) -> None:
     app = app.pinned()
     context.action = "delete"
-    resource = _enter(app, name, context)
+    resource = enter(app, name, context)
     document = await _find(app, resource, id, context)
     _authorize(app, resource, "delete", context, document)
     await remove(app, resource, context, document, versions)

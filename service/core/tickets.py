@@ -6,7 +6,6 @@ header, and a token must never travel in a URL (logs, history, referrers keep UR
 redeems it once. Only a hash of the secret is stored, in MongoDB, so any process redeems it.
 A ticket acts for the token that asked for it: revoking that token ends the feed.
 """
-import hashlib
 import hmac
 import secrets
 from datetime import datetime, timedelta, timezone
@@ -14,29 +13,27 @@ from typing import Any
 
 from service.core import auth
 from service.core.app import Restify
+from service.core.tokens import digest
 from service.core.context import Context
 from service.core.errors import Unauthenticated
 from service.core.models import Model
-from service.core.operations import _enter, now
+from service.core.operations import enter, now
 from service.core.serializer import iso
 from storage import is_valid_id
 
 TICKETS = "live_tickets"
 
 
-def _digest(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
-
 
 async def issue(app: Restify, name: str, context: Context) -> dict[str, Any]:
     if context.user is None:
         raise Unauthenticated()
-    _enter(app, name, context)
+    enter(app, name, context)
     secret = secrets.token_urlsafe(32)
     seconds = int(app.settings.get("live", "ticket_seconds") or 60)
     expires = iso(datetime.now(timezone.utc) + timedelta(seconds=seconds))
     stored = await app.db.collection(TICKETS).insert({
-        "resource": name, "token_id": context.user._token_id, "hash": _digest(secret), "expires_at": expires,
+        "resource": name, "token_id": context.user._token_id, "hash": digest(secret), "expires_at": expires,
     })
     return {"data": {"ticket": f"{stored['id']}|{secret}", "expires_at": expires}}
 
@@ -48,7 +45,7 @@ async def redeem(app: Restify, name: str, ticket: str) -> Model:
         raise Unauthenticated()
     tickets = app.db.collection(TICKETS)
     stored = await tickets.find_by_id(ticket_id)
-    if stored is None or not hmac.compare_digest(stored.get("hash", ""), _digest(secret)) \
+    if stored is None or not hmac.compare_digest(stored.get("hash", ""), digest(secret)) \
             or stored.get("resource") != name:
         raise Unauthenticated()
     if await tickets.remove(ticket_id) is None:  # redeemed meanwhile, here or on another process
@@ -60,11 +57,6 @@ async def redeem(app: Restify, name: str, ticket: str) -> Model:
 
 async def _token_user(app: Restify, token_id: str) -> Model:
     token = await app.db.collection(auth.TOKENS).find_by_id(token_id) if is_valid_id(token_id) else None
-    users = app.user_resource
-    if token is None or users is None or (token.get("expires_at") and token["expires_at"] <= now()):
+    if token is None or app.user_resource is None:
         raise Unauthenticated()
-    user = await app.collection(users).find_by_id(token.get("user_id", ""))
-    if user is None:
-        raise Unauthenticated()
-    user["_token_id"] = token_id
-    return users.model(user)
+    return await auth.token_user(app, token)
