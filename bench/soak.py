@@ -47,10 +47,11 @@ MCP_PRESENT = importlib.util.find_spec("service.mcp") is not None
 ISO = "%Y-%m-%dT%H:%M:%S"
 
 _GRAPHQL_STATUS = {"BAD_REQUEST": 400, "UNAUTHENTICATED": 401, "FORBIDDEN": 403, "NOT_FOUND": 404,
-                   "VALIDATION_FAILED": 422, "TOO_MANY_REQUESTS": 429, "SERVICE_UNAVAILABLE": 503,
-                   "INTERNAL": 500}
+                   "PRECONDITION_FAILED": 412, "VALIDATION_FAILED": 422, "TOO_MANY_REQUESTS": 429,
+                   "SERVICE_UNAVAILABLE": 503, "INTERNAL": 500}
 _MCP_STATUS = {"Not found.": 404, "This action is unauthorized.": 403, "Unauthenticated.": 401,
-               "The given data was invalid.": 422, "Server error.": 500, "The database is unavailable.": 503}
+               "The given data was invalid.": 422, "Server error.": 500, "The database is unavailable.": 503,
+               "The record was changed since you read it.": 412}
 
 
 # -- three front doors over one HTTP client --------------------------------------------------------------
@@ -435,7 +436,9 @@ class Workload:
         else:
             answer = await self.doors.mcp("posts-delete-tool", {"id": post_id}, account.token)
         t1 = time.monotonic()
-        self.ledger.note("post.delete", answer, (404, 409))  # 409: over MCP, changed after each preview
+        # Over MCP, 409: changed after each preview; 412: changed between the confirmation and the delete,
+        # which runs at the previewed version. Nothing is deleted either way.
+        self.ledger.note("post.delete", answer, (404, 409, 412))
         tracked = self.ledger.posts.get(post_id)
         if tracked is not None:
             refused = not answer.ok and not answer.server_error
@@ -933,8 +936,8 @@ async def check(ledger: Ledger, db: Database, files_root: Path, disk: str,
     return [
         Invariant("5xx", "no 5xx anywhere (no answer at all counts too)", ledger.server_errors,
                   sum(ledger.ops.values())),
-        Invariant("refusals", "every refusal was an expected one (404 after a delete, 409 an MCP delete whose "
-                  "record changed after each preview, 403 foreign, 422 unique or bad image)", ledger.unexpected,
+        Invariant("refusals", "every refusal was an expected one (404 after a delete, 409/412 an MCP delete whose "
+                  "record changed after its preview, 403 foreign, 422 unique or bad image)", ledger.unexpected,
                   outcomes["refused"]),
         Invariant("acks", "acknowledged answers carry what was sent; bad uploads are never acknowledged",
                   ledger.violations, outcomes["acked"]),
