@@ -7,13 +7,9 @@ from typing import Any
 from graphql import GraphQLArgument, GraphQLField, GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType
 
 from service.core.attaching import OPERATIONS, many_relations
+from service.core.naming import pascal
 from service.core.registry import Resource
 from service.graphql.resolvers import RepositoryResolvers
-
-
-def pascal(name: str) -> str:
-    """`tags` -> `Tags`, `related_tags` -> `RelatedTags`."""
-    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
 
 
 def _mutations(resource: Resource, exposed: set[str]) -> list[tuple[str, str, str]]:
