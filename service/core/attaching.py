@@ -107,9 +107,8 @@ def _authorize(app: Restify, planned: Planned, operation: str, related: dict[str
         raise operations.deny(context)
 
 
-async def _plan(app: Restify, name: str, id: str, operation: str, relation_name: str, payload: Any,
+async def _plan(app: Restify, resource: Resource, id: str, operation: str, relation_name: str, payload: Any,
                 context: Context, versions: Versions) -> Planned:
-    resource = operations.enter(app, name, context)
     relation = _relation(resource, relation_name)
     document = await operations.find(app, resource, id, context)
     check_version(document, versions)
@@ -164,7 +163,7 @@ async def change(app: Restify, name: str, id: str, operation: str, relation: str
     if relation in resource.relations:
         tree = {**tree, relation: tree.get(relation, {})}
     for attempt in range(1, SYNC_ATTEMPTS + 1):
-        planned = await _plan(app, name, id, operation, relation, payload, context, versions)
+        planned = await _plan(app, resource, id, operation, relation, payload, context, versions)
         await app.ready()
         try:
             document = await _write(app, planned, operation, context, versions)
@@ -182,6 +181,7 @@ async def preview(app: Restify, name: str, id: str, operation: str, relation: st
     it is now and the ids it would attach and detach."""
     app = app.pinned()
     context.action = operation
-    planned = await _plan(app, name, id, operation, relation, payload, context, None)
+    resource = operations.enter(app, name, context)
+    planned = await _plan(app, resource, id, operation, relation, payload, context, None)
     return {"record": serialize(app, planned.resource, context, planned.document), "relation": relation,
             "attach": planned.attached, "detach": planned.detached}

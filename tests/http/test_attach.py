@@ -206,7 +206,8 @@ async def test_an_unknown_operation_record_or_repository_is_404(api, ann, blog, 
 
 
 @pytest.mark.parametrize("operation", ["attach", "detach", "sync"])
-async def test_without_a_policy_method_of_its_own_update_decides(api, db, ann, bob, blog, operation):
+async def test_only_the_author_may_change_the_tags_and_a_guest_must_log_in(api, db, ann, bob, blog, operation):
+    """The demo's `attach_tags` (the author) for attach; `update` (the author) for detach and sync."""
     post, tags = blog
     before = await stored(db, post["id"])
     assert (await change(api, bob, post["id"], operation, [tags["tech"]["id"]])).json == FORBIDDEN
