@@ -6,14 +6,15 @@
 Starts an embedded nx-27017 and `restify serve` (like `bench.run`), registers a few users,
 then runs `--workers` clients for `--seconds`, each doing random stores, updates (PUT, PATCH,
 GraphQL, MCP), deletes, reads, same-name tag creates, same-email registrations, cover and
-avatar uploads that race each other, and uploads that must fail. Every answer is written in a
+avatar uploads that race each other, uploads that must fail, and tag attaches and detaches on
+posts that every worker updates. Every answer is written in a
 ledger (acknowledged: 200/201/204, GraphQL data without errors, MCP results without isError;
 or refused, and why). Then the database and the file disk are checked against the ledger:
 every acknowledged write is there with the acknowledged values (or a later acknowledged
 update's), nothing acknowledged-deleted remains, unique rules hold, counts match, no record is
 partially written, every file is referenced by exactly one record and every reference has its
-file, reads never saw a lost or stale record, and nothing answered 5xx. Exit code 1 if an
-invariant fails.
+file, no acknowledged attach is lost and no acknowledged detach comes back, reads never saw a
+lost or stale record, and nothing answered 5xx. Exit code 1 if an invariant fails.
 
 The workload, the ledger and the checks live here; `tests/test_concurrency.py` runs the same
 workload, shorter, against the in-process test server.
@@ -42,7 +43,7 @@ from tests.images import GIF, multipart, png
 PREFIX = "/api/restify"
 DOORS = ("rest", "graphql", "mcp")
 MCP_TOOLS = ("posts-store-tool", "posts-update-tool", "posts-delete-tool", "posts-index-tool",
-             "posts-show-tool", "tags-store-tool")
+             "posts-show-tool", "tags-store-tool", "posts-attach-tool", "posts-detach-tool")
 MCP_PRESENT = importlib.util.find_spec("service.mcp") is not None
 ISO = "%Y-%m-%dT%H:%M:%S"
 
@@ -244,6 +245,9 @@ class Ledger:
         self.uploads: dict[str, set[str]] = defaultdict(set)  # record id -> digests of its acknowledged uploads
         self.urls: dict[str, None] = {}                      # file URLs the answers named, in order
         self.sent_digests: set[str] = set()                  # every valid image sent
+        # post id -> tag id -> acknowledged: every attach sent (each tag once per post) and every detach sent
+        self.attaches: dict[str, dict[str, bool]] = defaultdict(dict)
+        self.detaches: dict[str, dict[str, bool]] = defaultdict(dict)
 
     def note(self, kind: str, answer: Answer, expected: Iterable[int] = ()) -> Answer:
         outcome = "acked" if answer.ok else ("5xx" if answer.server_error else "refused")
@@ -275,6 +279,8 @@ class Mix:
     read: int = 16
     tag: int = 5
     tag_burst: int = 2
+    attach: int = 4               # tags attached to a hot post, which other workers update meanwhile
+    detach: int = 2               # an attached tag detached again
     register_burst: int = 1
     cover: int = 5
     cover_race: int = 2
@@ -299,6 +305,9 @@ Q_POST = "query($id: ID!) { post(id: $id) { id title views published user_id } }
 Q_POST_LIST = ("query($first: Int, $page: Int) { postList(first: $first, page: $page) "
                "{ id title views published user_id } }")
 Q_CREATE_TAG = "mutation($input: TagInput!) { createTag(input: $input) { id name } }"
+Q_CHANGE_TAGS = ("mutation($id: ID!, $ids: [ID!]!) {{ {field}(id: $id, ids: $ids) "
+                 "{{ id tags(first: 100) {{ id }} }} }}")
+TAG_POOL = 12  # tags to attach: each at most once per post, so a post never holds more than one answer shows
 
 
 class Workload:
@@ -319,6 +328,7 @@ class Workload:
         self.mcp_note = "service/mcp is absent: the MCP door was not exercised"
         self._names, self._weights = self.mix.choices()
         self._locks: dict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self.tag_pool: list[str] = []
 
     def unique(self, what: str) -> str:
         return f"{what}-{self.run_id}-{next(self._seq)}"
@@ -344,6 +354,10 @@ class Workload:
                 assert post_id is not None, "a set-up post failed; see the ledger"
                 account.posts.remove(post_id)  # hot posts are updated by every worker, never deleted
                 account.hot.append(post_id)
+        for n in range(TAG_POOL):
+            answer = await self.create_tag(self.accounts[0], f"attach-{self.run_id}-{n}", "rest")
+            assert answer.ok, "a set-up tag failed; see the ledger"
+            self.tag_pool.append(_record(answer)["id"])
 
     async def register_one(self, name: str, email: str) -> Account | None:
         password = "secret-pass"
@@ -525,6 +539,41 @@ class Workload:
         answers = await asyncio.gather(*(self.create_tag(account, name, door) for door in doors))
         self.ledger.bursts.append(("tag", name, sum(a.ok for a in answers), len(answers)))
 
+    # -- attach and detach: the tags of posts every worker of their user updates ----------------------------
+    async def change_tags(self, account: Account, operation: str) -> None:
+        post_id = self.rng.choice(account.hot)
+        sent, detached = self.ledger.attaches[post_id], self.ledger.detaches[post_id]
+        if operation == "attach":
+            choices = [t for t in self.tag_pool if t not in sent]
+            ids = self.rng.sample(choices, min(len(choices), self.rng.randint(1, 2)))
+        else:
+            ids = [t for t, acked in sent.items() if acked and t not in detached][:1]
+        if not ids:
+            return
+        marks = sent if operation == "attach" else detached
+        marks.update((t, False) for t in ids)  # sent: no other worker picks them again
+        door = self.door()
+        if door == "rest":
+            answer = await self.doors.rest("POST", f"{PREFIX}/posts/{post_id}/{operation}/tags?relatablePerPage=100",
+                                           account.token, {"tags": ids})
+        elif door == "graphql":
+            answer = await self.doors.graphql(Q_CHANGE_TAGS.format(field=f"{operation}PostTags"),
+                                              {"id": post_id, "ids": ids}, account.token)
+        else:
+            answer = await self.doors.mcp(f"posts-{operation}-tool", {"id": post_id, "relation": "tags", "ids": ids},
+                                          account.token)
+        # Over MCP a detach previews first: 409 changed after each preview, 412 between confirmation and write.
+        self.ledger.note(f"tags.{operation}", answer, (409, 412) if operation == "detach" else ())
+        if not answer.ok:
+            return
+        marks.update((t, True) for t in ids)
+        body = answer.body.get(f"{operation}PostTags") if door == "graphql" else answer.body.get("data")
+        shown = {t["id"] for t in ((body or {}).get("tags") if door == "graphql"
+                                   else (body or {}).get("relationships", {}).get("tags")) or []}
+        wrong = set(ids) - shown if operation == "attach" else set(ids) & shown
+        if wrong:
+            self.ledger.violations.append(f"tags.{operation} via {door} of {ids} answered tags {sorted(shown)}")
+
     async def register_burst(self) -> None:
         email = self.unique("same") + "@example.com"
         answers = await asyncio.gather(*(self.register_one(f"racer{i}", email) for i in range(self.burst)))
@@ -640,6 +689,8 @@ class Workload:
             await self.tag_burst(account)
         elif name == "register_burst":
             await self.register_burst()
+        elif name in ("attach", "detach"):
+            await self.change_tags(account, name)
         elif name == "cover":
             await self._cover(account, self.rng.choice(account.hot + account.posts[-3:]))
         elif name == "cover_race":
@@ -835,6 +886,7 @@ def _partial(stored: Stored) -> list[str]:
             ("published", type(document.get("published")) is bool or document.get("published") in (0, 1)),
             ("body", document.get("body") is None or isinstance(document["body"], str)),
             ("cover", document.get("cover") is None or isinstance(document["cover"], str)),
+            ("tag_ids", isinstance(document.get("tag_ids"), list)),
         ) if not ok]
         if wrong:
             problems.append(f"post {document['id']}: bad {wrong}: { {k: document.get(k) for k in wrong} }")
@@ -850,6 +902,27 @@ def _partial(stored: Stored) -> list[str]:
             problems.append(f"user {document['id']}: bad {wrong}")
     problems += [f"tag {t['id']}: partial {t}" for t in stored.tags
                  if not isinstance(t.get("name"), str) or not _iso(t.get("created_at"))]
+    return problems
+
+
+def _relations(ledger: Ledger, stored: Stored) -> list[str]:
+    """Each tag is attached to a post at most once and detached at most once, so: every acknowledged
+    attach not followed by a detach is there, no acknowledged detach is, nothing never sent is, no
+    tag twice."""
+    problems = []
+    for post_id, sent in ledger.attaches.items():
+        document = stored.posts.get(post_id)
+        if document is None:
+            continue
+        held = document.get("tag_ids") or []
+        detached = ledger.detaches[post_id]
+        if len(set(held)) != len(held):
+            problems.append(f"post {post_id}: a tag twice in {held}")
+        problems += [f"post {post_id}: tag {t} stored, never attached" for t in held if t not in sent]
+        problems += [f"post {post_id}: acknowledged attach of {t} lost" for t, acked in sent.items()
+                     if acked and t not in detached and t not in held]
+        problems += [f"post {post_id}: acknowledged detach of {t}, still attached" for t, acked in detached.items()
+                     if acked and t in held]
     return problems
 
 
@@ -936,8 +1009,9 @@ async def check(ledger: Ledger, db: Database, files_root: Path, disk: str,
     return [
         Invariant("5xx", "no 5xx anywhere (no answer at all counts too)", ledger.server_errors,
                   sum(ledger.ops.values())),
-        Invariant("refusals", "every refusal was an expected one (404 after a delete, 409/412 an MCP delete whose "
-                  "record changed after its preview, 403 foreign, 422 unique or bad image)", ledger.unexpected,
+        Invariant("refusals", "every refusal was an expected one (404 after a delete, 409/412 an MCP delete or "
+                  "detach whose record changed after its preview, 403 foreign, 422 unique or bad image)",
+                  ledger.unexpected,
                   outcomes["refused"]),
         Invariant("acks", "acknowledged answers carry what was sent; bad uploads are never acknowledged",
                   ledger.violations, outcomes["acked"]),
@@ -953,6 +1027,8 @@ async def check(ledger: Ledger, db: Database, files_root: Path, disk: str,
                   _unique(ledger, stored), len(ledger.tags) + len(ledger.emails) + len(ledger.bursts)),
         Invariant("partial", "no partially written record (every field present with its type)",
                   _partial(stored), len(stored.posts) + len(stored.users) + len(stored.tags)),
+        Invariant("relations", "no acknowledged attach is lost, no acknowledged detach remains, each tag once",
+                  _relations(ledger, stored), sum(map(sum, (sent.values() for sent in ledger.attaches.values())))),
         Invariant("reads", "reads never missed an acknowledged record, saw a deleted one, a refused write or a "
                   "stale value", _reads(ledger), len(ledger.reads)),
         Invariant("files", "files: each stored file referenced by exactly one record, each reference has its file, "

@@ -45,6 +45,10 @@ class OwnedPolicy(Policy):
     def delete(self, user, record):
         return _owns(user, record)
 
+    def attach_tags(self, user, record, tag):
+        """A post's tags: its author attaches any tag they can see (detach and sync: `update` decides)."""
+        return _owns(user, record)
+
 
 class TagPolicy(OwnedPolicy):
     """Tags belong to nobody: any user may change them."""

@@ -22,12 +22,14 @@ async def seed(seeder: Seeder) -> None:
     users = [await seeder.user({"name": f"User {n}", "email": f"user{n}@example.com", "password": PASSWORD,
                                 "password_confirmation": PASSWORD, "bio": sentence(rng, 8)})
              for n in range(1, seeder.amount(20) + 1)]
-    for name in sorted(set(rng.sample(WORDS, 10))):
-        await seeder.store("tags", {"name": name}, users[0])
-    posts = [await seeder.store("posts", {"title": sentence(rng, 5), "body": sentence(rng, 30),
-                                          "views": rng.randrange(1000), "published": rng.random() < 0.7},
-                                rng.choice(users))
-             for _ in range(seeder.amount(200))]
+    tags = [(await seeder.store("tags", {"name": name}, users[0]))["id"] for name in sorted(set(rng.sample(WORDS, 10)))]
+    posts = []
+    for _ in range(seeder.amount(200)):
+        author = rng.choice(users)
+        post = await seeder.store("posts", {"title": sentence(rng, 5), "body": sentence(rng, 30),
+                                            "views": rng.randrange(1000), "published": rng.random() < 0.7}, author)
+        await seeder.attach("posts", post["id"], "tags", rng.sample(tags, rng.randint(1, 3)), author)  # as its author
+        posts.append(post)
     for _ in range(seeder.amount(600)):
         await seeder.store("comments", {"body": sentence(rng, 12), "post_id": rng.choice(posts)["id"]},
                            rng.choice(users))

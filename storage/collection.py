@@ -156,6 +156,37 @@ class Collection:
         before = to_plain(before)
         return before, {**before, **changes, VERSION: version_of(before) + 1}
 
+    @unavailable_as_error
+    async def change_set(self, id: str, key: str, operation: str, values: list[Any], changes: Mapping[str, Any],
+                         versions: Versions = None) -> dict | None:
+        """Add `values` to the array `key` ("add": `$addToSet`, each once) or take them out ("pull":
+        `$pull`), set `changes` and add one to the version, in one atomic update; the document as this
+        write left it, None if there is no such document (Stale: at another of `versions`).
+
+        One operator per update: MongoDB refuses `$addToSet` and `$pull` on one path together. The
+        update asks for `key` to hold an array, because the embedded server silently skips `$addToSet`
+        on a missing field (MongoDB would create it) and MongoDB refuses one on null: a document
+        written without the array (missing or null) gets `[]` first, then the update runs again."""
+        oid = to_object_id(id)
+        if oid is None:
+            return None
+        operator = {"add": "$addToSet", "pull": "$pull"}[operation]
+        argument = {"$each": list(values)} if operation == "add" else {"$in": list(values)}
+        sets = {name: value for name, value in changes.items() if name not in (key, VERSION)}
+        update: dict[str, Any] = {operator: {key: argument}, "$inc": {VERSION: 1}}
+        if sets:
+            update["$set"] = sets
+        where = {**_versioned(oid, versions), key: {"$type": "array"}}
+        for _ in range(2):
+            after = await self._col.find_one_and_update(where, update, return_document=ReturnDocument.AFTER)
+            if after is not None:
+                return to_plain(after)
+            # An empty array holds nothing a relation would read: writing one is no change, so no new version.
+            made = await self._col.update_one({"_id": oid, key: {"$in": [None]}}, {"$set": {key: []}})
+            if not made.matched_count:
+                break
+        return await self._absent(oid, versions)
+
     async def _absent(self, oid: Any, versions: Versions) -> None:
         """After a versioned write matched nothing: Stale if the document is there, None if gone."""
         if versions is not None and await self._col.find_one({"_id": oid}, {"_id": 1}) is not None:

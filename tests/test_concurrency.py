@@ -88,12 +88,13 @@ async def test_many_clients_over_rest_graphql_and_mcp_lose_nothing(doors, db, re
     for door in workload.door_choices:
         assert ledger.ops[("post.store", door, "acked")] > 0, f"no post was stored through {door}"
     kinds = {kind for kind, _, _ in ledger.ops}
-    assert {"post.store", "post.update", "post.delete", "post.foreign-update", "read.show", "read.index",
-            "tag.store", "register", "upload.cover", "upload.avatar"} <= {k.rsplit(".", 1)[0] if k.endswith(
+    assert {"post.store", "post.update", "post.delete", "post.foreign-update", "read.show", "read.index", "tag.store",
+            "tags.attach", "register", "upload.cover", "upload.avatar"} <= {k.rsplit(".", 1)[0] if k.endswith(
                 (".put", ".patch")) else k for k in kinds}
     assert {"tag", "register"} <= {what for what, _, _, _ in ledger.bursts}
     assert sum(n for (kind, _, outcome), n in ledger.ops.items() if kind.endswith(".bad") and outcome == "refused")
     assert sum(ledger.ops.values()) >= WORKERS * STEPS
+    assert sum(acked for sent in ledger.attaches.values() for acked in sent.values()) > 0
 
 
 # -- contests with one right answer -----------------------------------------------------------------------

@@ -9,6 +9,11 @@ def snake(name: str) -> str:
     return _WORD_BOUNDARY.sub("_", name).lower()
 
 
+def pascal(name: str) -> str:
+    """`tags` -> `Tags`, `related_tags` -> `RelatedTags` (`attachPostTags`, `posts.attachTags`)."""
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
 def plural(word: str) -> str:
     """English plural good enough for collection names: post -> posts, category -> categories."""
     if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":

@@ -58,6 +58,10 @@ async def _find(app: Restify, resource: Resource, id: str, context: Context) -> 
     return document
 
 
+# The same record lookup and refusal for the operations built beside these (service/core/attaching.py).
+find, deny = _find, _deny
+
+
 async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     app = app.pinned()
     context.action = "index"

@@ -158,6 +158,15 @@ class Gate:
             log.exception("policy %s.%s raised; denying", type(self.policy).__name__, action)
             return False
 
+    def allows_or(self, action: str, fallback: str, record: Model | None, *related: Any) -> bool:
+        """`action(user, record, *related)` where the policy defines it (`attach_tags`), else
+        `fallback(user, record)` (`update`)."""
+        if not self.entered:
+            return False
+        if not callable(getattr(self.policy, action, None)):
+            return self.allows(fallback, record)
+        return self._ask(action, lambda: self._method(action)(self.user, record, *related))
+
     def shows(self, record: Model) -> bool:
         """`show` for a record the scope let through; a refusal is reported once per policy,
         as the totals and limits that count in-scope records then count records nobody sees."""

@@ -11,7 +11,7 @@ from service.core.fields import Field
 from service.core.models import Model
 from service.core.relations import Related
 
-MCP_OPERATIONS = ("index", "show", "store", "update", "delete", "profile")
+MCP_OPERATIONS = ("index", "show", "store", "update", "delete", "profile", "attach", "detach", "sync")
 WAYS = ("the @model(...) decorator", "a `model = ...` class property (class or dotted path)",
         "naming it after the model (PostRepository -> Post in the models module)")
 
@@ -29,7 +29,8 @@ class Repository:
     uri_key: ClassVar[str] = ""
     per_page: ClassVar[int | None] = None
     # MCP tools for agents (service/mcp): False (none), True (read-only: "index", "show"), or a tuple
-    # of operations from MCP_OPERATIONS; "profile" counts only on the user repository (auth.user_repository).
+    # of operations from MCP_OPERATIONS; "profile" counts only on the user repository (auth.user_repository),
+    # "attach", "detach" and "sync" only on one with a BelongsToMany relation.
     mcp: ClassVar[bool | tuple[str, ...]] = False
     _decorated_model: ClassVar[type[Model] | None] = None
 

@@ -8,7 +8,7 @@ repositories the application declares, in the shape they declare.
 import random
 from typing import Any
 
-from service.core import auth, operations
+from service.core import attaching, auth, operations
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.models import Model
@@ -38,3 +38,10 @@ class Seeder:
     async def store(self, resource: str, values: dict[str, Any], user: Model | None = None) -> dict[str, Any]:
         """Stores a record as `user` would through the API; the stored resource (`id`, `attributes`)."""
         return (await operations.store(self.app, resource, values, self.context(user)))["data"]
+
+    async def attach(self, resource: str, id: str, relation: str, ids: list[str],
+                     user: Model | None = None) -> dict[str, Any]:
+        """Attaches `ids` to record `id`'s BelongsToMany `relation` as `user` would (POST .../attach/<relation>);
+        the record as the answer shows it, with the relation."""
+        return (await attaching.change(self.app, resource, id, "attach", relation, {relation: ids},
+                                       self.context(user)))["data"]

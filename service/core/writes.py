@@ -78,6 +78,7 @@ async def write(plan: Write) -> Written:
     # 2. Server-set values, 3. timestamps.
     if plan.creating:
         values.update(server_values(plan.fields, context))
+        values.update(empty_relations(plan.resource, values))
     stamp = now()
     if plan.creating:
         values["created_at"] = stamp
@@ -108,6 +109,13 @@ async def write(plan: Write) -> Written:
 def server_values(fields: list[Field], context: Context) -> dict[str, Any]:
     """What `value()` callbacks set when a record is created, whatever the payload said."""
     return {f.name: f.value_callback(context) for f in fields if f.value_callback is not None}
+
+
+def empty_relations(resource: Resource, values: dict[str, Any]) -> dict[str, list[Any]]:
+    """The BelongsToMany keys a new record does not set, as empty arrays: attach then adds to an array
+    on every server (the embedded one skips `$addToSet` on a missing field)."""
+    return {key: [] for decl in resource.model.relations.values() if decl.kind == "belongs_to_many"
+            and (key := decl.local_key(resource.model)) not in values}
 
 
 def expected_versions(version: Any) -> Versions:

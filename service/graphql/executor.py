@@ -23,6 +23,7 @@ from graphql import (
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import BadRequest, answer
+from service.graphql import attaching
 from service.graphql.config import GraphQLConfig
 from service.graphql.fast import PlainFieldExecutor
 from service.graphql.generator import build_schema_objects, exposed, lower_first
@@ -111,6 +112,7 @@ class GraphQLEndpoint:
         classes = load_resolver_classes(self.config.output_dir / "resolvers")
         query, mutation = self.schema.query_type, self.schema.mutation_type
         self.list_fields: set[str] = set()
+        exposed_names = {r.name for r in exposed(self.app.registry, self.config)}
         for resource in exposed(self.app.registry, self.config):
             type_name = resource.model.__name__
             name = lower_first(type_name)
@@ -121,6 +123,7 @@ class GraphQLEndpoint:
             _set(mutation, f"create{type_name}", lambda _, info, r=resolvers, **kw: r.create(info, **kw))
             _set(mutation, f"update{type_name}", lambda _, info, r=resolvers, **kw: r.update(info, **kw))
             _set(mutation, f"delete{type_name}", lambda _, info, r=resolvers, **kw: r.delete(info, **kw))
+            attaching.bind(mutation, resource, resolvers, exposed_names)
             object_type = self.schema.get_type(type_name)
             if isinstance(object_type, GraphQLObjectType):
                 for relation_name, relation in resource.relations.items():

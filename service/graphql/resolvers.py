@@ -5,11 +5,12 @@
 flattened resource objects: `{"id", **attributes}` plus the loaded relationships,
 which relation fields read without another query.
 """
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from graphql import GraphQLResolveInfo
 
-from service.core import operations, profile
+from service.core import attaching, operations, profile
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.registry import Resource
@@ -87,6 +88,14 @@ class RepositoryResolvers:
         await operations.delete(self.app, self.resource, id, self.context(info),
                                 versions=operations.expected_versions(version))
         return True
+
+    async def change_relation(self, info: GraphQLResolveInfo, operation: str, relation: str, id: str,
+                              ids: Sequence[str], version: int | None = None) -> dict[str, Any]:
+        """attach / detach / sync: the answer already carries the relations the selection asks for."""
+        body = await attaching.change(self.app, self.resource, id, operation, relation, {relation: list(ids)},
+                                      self.context(info, relatablePerPage=self._relatable(info)),
+                                      versions=operations.expected_versions(version))
+        return flatten(body["data"])
 
     async def _reloaded(self, info: GraphQLResolveInfo, data: dict[str, Any]) -> dict[str, Any]:
         """A mutation's result with its selected relations (loaded through show, like any read)."""

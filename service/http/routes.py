@@ -6,6 +6,7 @@ from service.http.handlers import (
     CollectionHandler, CollectionUploadHandler, LoginHandler, LogoutHandler, ProfileHandler, ProfileUploadHandler,
     RecordHandler, RecordUploadHandler, RegisterHandler,
 )
+from service.http import attaching
 from service.http.files import FileHandler
 
 # `{name}` matches one path segment; `{path}` the rest of the path, slashes included.
@@ -35,6 +36,8 @@ def rest_routes(app: Restify) -> list[tuple]:
         (f"{prefix}/{{resource}}", CollectionHandler),
         # Before the record route, which would take `upload` for an id.
         (f"{prefix}/{{resource}}/upload", CollectionUploadHandler),
+        *((f"{prefix}/{{resource}}/{{id}}/{operation}/{{relation}}", handler)
+          for operation, handler in attaching.HANDLERS.items()),
         (f"{prefix}/{{resource}}/{{id}}", RecordHandler),
         (f"{prefix}/{{resource}}/{{id}}/upload", RecordUploadHandler),
     ]

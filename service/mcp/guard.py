@@ -6,12 +6,12 @@ normal result, what it would change and a `confirm` token, and changes nothing; 
 with `confirm` added runs it — if the records are still as previewed. Otherwise (changed
 meanwhile, token used, expired, or for another call) it answers a fresh preview.
 """
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
 from service.config import Settings
-from service.core import confirmations, operations
+from service.core import attaching, confirmations, operations
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import Forbidden
@@ -33,6 +33,8 @@ HINTS = {
     "store": Hints(read_only=False, idempotent=False),  # each call creates another record
     "update": Hints(read_only=False),
     "delete": Hints(read_only=False, destructive=True),
+    "attach": Hints(read_only=False),  # the ids end up attached however often it is called
+    "detach": Hints(read_only=False, destructive=True), "sync": Hints(read_only=False, destructive=True),
 }
 
 
@@ -49,6 +51,14 @@ def confirming(settings: Settings, operation: str) -> bool:
     return hints(operation).destructive and bool(settings.get("mcp", "confirm_destructive"))
 
 
+def two_steps(preview: str) -> str:
+    """What a destructive tool's description says of its preview (with the keys `preview` lists)."""
+    return (' Two steps: the first call changes nothing and returns {"message", "confirm": "<token>", '
+            f'"expires_at", "preview": {{{preview}}}}}; show the preview to your user, and only if they agree call '
+            'again with the same arguments plus "confirm": "<token>" (single-use, valid 5 minutes; a record changed '
+            'meanwhile gives a new preview instead).')
+
+
 def _version(record: dict[str, Any]) -> str:
     """What a preview is bound to: the record's updated_at, or all it showed when it has none."""
     attributes = record.get("attributes") or {}
@@ -60,31 +70,65 @@ async def delete_after_confirmation(app: Restify, tool: str, resource: str, id: 
                                     accepted: Collection[int] | None = None) -> dict[str, Any]:
     """Deletes record `id` when `arguments` (the call's, as sent) carry a valid confirmation for it as
     it is now; otherwise answers a preview and a new confirmation."""
-    arguments = dict(arguments)
-    token = arguments.pop(CONFIRM, None)
     record = (await operations.show(app, resource, id, context()))["data"]  # 404 for hidden and missing alike
     if not (record.get("meta") or {}).get("authorizedToDelete", True):
         raise Forbidden()  # say so now: a preview of what cannot happen would only mislead
-    versions = {record.get("id", id): _version(record)}
+
+    async def delete() -> dict[str, Any]:
+        await operations.delete(app, resource, id, context(), versions=previewed_versions(record, accepted))
+        return {"deleted": True, "id": id}
+
+    preview = {"action": "delete", "ids": [record.get("id", id)], "records": [record]}
+    return await after_confirmation(app, tool, arguments, user, record, preview, delete)
+
+
+async def relation_change_after_confirmation(app: Restify, tool: str, resource: str, id: str, operation: str,
+                                             relation: str, ids: Any, arguments: dict[str, Any],
+                                             user: Model | None, context: Callable[[], Context],
+                                             accepted: Collection[int] | None = None) -> dict[str, Any]:
+    """Detach or sync as `delete_after_confirmation` deletes: the preview names the ids it would
+    attach and detach (checked and authorized as the change would be, so a refusal comes at once)."""
+    planned = await attaching.preview(app, resource, id, operation, relation, {relation: ids}, context())
+    record = planned["record"]
+
+    async def change() -> dict[str, Any]:
+        return await attaching.change(app, resource, id, operation, relation, {relation: ids}, context(),
+                                      versions=previewed_versions(record, accepted))
+
+    preview = {"action": operation, "ids": [record["id"]], "records": [record], "relation": relation,
+               "attach": planned["attach"], "detach": planned["detach"]}
+    return await after_confirmation(app, tool, arguments, user, record, preview, change)
+
+
+def previewed_versions(record: dict[str, Any], accepted: Collection[int] | None) -> Collection[int] | None:
+    """A confirmed call runs at the version it previewed (and the caller's `version`, if given): a
+    change since is refused inside the write itself, not only by comparing the preview."""
+    shown = (record.get("meta") or {}).get("version")
+    at = frozenset((shown,)) if isinstance(shown, int) else accepted
+    if accepted is not None and at is not accepted:
+        at = at & frozenset(accepted)
+    return at
+
+
+async def after_confirmation(app: Restify, tool: str, arguments: dict[str, Any], user: Model | None,
+                             record: dict[str, Any], preview: dict[str, Any],
+                             run: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+    """`run()` when `arguments` carry a valid confirmation for `record` as it is now; otherwise
+    `preview` with a new confirmation, and nothing changed."""
+    arguments = dict(arguments)
+    token = arguments.pop(CONFIRM, None)
+    versions = {record.get("id", ""): _version(record)}
     user_id = str(user.id) if user is not None else ""
     note = ""
     if token is not None:
         previewed = await confirmations.redeem(app, user_id, tool, arguments, str(token))
         if previewed == versions:
-            # At the version it previewed (and the caller's `version`, if given): a change since is refused
-            # inside the delete itself, not only by the check above.
-            shown = (record.get("meta") or {}).get("version")
-            at = frozenset((shown,)) if isinstance(shown, int) else accepted
-            if accepted is not None and at is not accepted:
-                at = at & frozenset(accepted)
-            await operations.delete(app, resource, id, context(), versions=at)
-            return {"deleted": True, "id": id}
+            return await run()
         note = (" The confirmation was not used: the record changed since it was previewed."
                 if previewed is not None else
                 " The confirmation was not accepted (wrong, used, expired, or for another call).")
     token, expires = await confirmations.issue(app, user_id, tool, arguments, versions)
-    message = (f"Nothing was changed.{note} To delete, call {tool} again with the same arguments and "
+    message = (f"Nothing was changed.{note} To {preview['action']}, call {tool} again with the same arguments and "
                f'"{CONFIRM}": the token below, before {expires}; it works once.')
     # The token comes first so that a result cut to max_result_bytes still carries it.
-    return {"message": message, CONFIRM: token, "expires_at": expires,
-            "preview": {"action": "delete", "ids": list(versions), "records": [record]}}
+    return {"message": message, CONFIRM: token, "expires_at": expires, "preview": preview}

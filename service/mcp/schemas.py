@@ -71,9 +71,28 @@ def write_schema(fields: list[Field], action: str) -> Schema:
                    ["id", *body.get("required", [])])
 
 
+_CONFIRM: Schema = {"type": "string", "minLength": 1, "description": (
+    "The token a first call without it returned: send it only once your user has agreed to the preview.")}
+
+
 def delete_schema(resource: Resource, confirm: bool = False) -> Schema:
     properties = {"id": _id(f"The id of the {resource.name} record to delete."), "version": _VERSION}
     if confirm:
-        properties["confirm"] = {"type": "string", "minLength": 1, "description": (
-            "The token a first call without it returned: send it only once your user has agreed to the preview.")}
+        properties["confirm"] = _CONFIRM
     return _object(properties, ["id"])
+
+
+def relation_change_schema(resource: Resource, relations: list[str], operation: str, confirm: bool = False) -> Schema:
+    """Attach, detach, sync: the record, one of its BelongsToMany `relations`, the related ids."""
+    syncing = operation == "sync"
+    properties = {
+        "id": _id(f"The id of the {resource.name} record whose relation changes."),
+        "relation": {"type": "string", "enum": relations, "description": "The relation to change."},
+        "ids": {"type": "array", "items": _id("The id of a related record."), "minItems": 0 if syncing else 1,
+                "description": "The ids of the related records" + (
+                    " (the whole set; [] detaches every one you can see)." if syncing else ".")},
+        "version": _VERSION,
+    }
+    if confirm:
+        properties["confirm"] = _CONFIRM
+    return _object(properties, ["id", "relation", "ids"])

@@ -18,13 +18,13 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
-from service.core import operations, profile
+from service.core import attaching, operations, profile
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import answer
 from service.core.models import Model
 from service.core.query import RESERVED
-from service.mcp import guard, limits
+from service.mcp import attaching as relation_tools, guard, limits
 from service.mcp.tools import ToolRoute, definitions, routes
 
 log = logging.getLogger("restify.mcp")
@@ -124,6 +124,8 @@ async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller
                                                          f"{caller.base_url}{prefix}/{name}"))
     if operation == "profile":
         return await profile.show(app, context(query_params(arguments)))
+    if operation in attaching.OPERATIONS:
+        return await relation_tools.call(app, route.name, name, operation, arguments, caller.user, context)
     sent = dict(arguments)
     id = _text(arguments.pop("id", ""))
     if operation == "show":

@@ -10,11 +10,12 @@ from dataclasses import dataclass
 
 from mcp import types
 
+from service.core import attaching
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.registry import Resource
 from service.core.serializer import TIMESTAMPS, visible
-from service.mcp import guard, schemas
+from service.mcp import attaching as relation_tools, guard, schemas
 
 log = logging.getLogger("restify.mcp")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -39,6 +40,8 @@ def routes(app: Restify) -> dict[str, ToolRoute]:
         for operation in type(resource.repository).mcp_operations():
             if operation == "profile" and resource.name != user_repository:
                 continue  # the profile is the authenticated user's own record
+            if operation in attaching.OPERATIONS and not attaching.many_relations(resource):
+                continue  # nothing to attach to
             name = f"{resource.name}-{operation}-tool"
             if not _TOOL_NAME.match(name):
                 log.warning("resource %r cannot be an MCP tool name; skipped", resource.name)
@@ -103,11 +106,12 @@ def _definition(app: Restify, resource: Resource, route: ToolRoute, context: Con
                 '{"deleted": true, "id": "<id>"}.')
         confirm = guard.confirming(settings, route.operation)
         if confirm:
-            text += (' Two steps: the first call changes nothing and returns {"message", "confirm": "<token>", '
-                     '"expires_at", "preview": {"action", "ids", "records"}}; show the preview to your user, and '
-                     'only if they agree call again with the same arguments plus "confirm": "<token>" (single-use, '
-                     'valid 5 minutes; a record changed meanwhile gives a new preview instead).')
+            text += guard.two_steps('"action", "ids", "records"')
         return _tool(route, f"Delete {name}", text + " " + _ERRORS, schemas.delete_schema(resource, confirm))
+    if route.operation in attaching.OPERATIONS:
+        return _tool(route, f"{route.operation.title()} {name} relations",
+                     relation_tools.description(resource, route.operation, settings, shape) + " " + _ERRORS,
+                     relation_tools.schema(resource, route.operation, settings))
     text = (f"The authenticated user's own {name} record (GET {prefix}/profile). Returns the resource "
             f"unwrapped: {shape}." + include)
     return _tool(route, "Your profile", text + " " + _ERRORS, schemas.profile_schema(resource, settings))

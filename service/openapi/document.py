@@ -39,6 +39,7 @@ def build_document(registry: Registry, settings: Settings) -> dict[str, Any]:
     for resource in ordered:
         schemas.update(resources.schemas(resource))
         path_items.update(paths.repository_paths(resource, settings))
+        path_items.update(paths.relation_change_paths(resource, settings))
     schemas.update(paths.profile_schemas(registry, settings))
     schemas.update(paths.auth_schemas(registry, settings))
     path_items.update(paths.profile_paths(registry, settings))

@@ -3,7 +3,9 @@ and the document itself (the routes `service.console.application` composes)."""
 from typing import Any
 
 from service.config import Settings
+from service.core import attaching
 from service.core.context import Context
+from service.core.naming import pascal
 from service.core.profile import _fallback_fields as profile_fallback_fields
 from service.core.registry import Registry, Resource
 from service.core.schemas import write_body
@@ -117,6 +119,29 @@ def repository_paths(resource: Resource, settings: Settings) -> dict[str, Schema
             "parameters": [parameters.id_parameter(n)],
             "post": _operation(f"{n}.upload", n, "As PUT, with files (multipart/form-data)", changed(), security,
                                requestBody=_body(ref("UpdateForm"), media_type=MULTIPART), parameters=[_IF_MATCH])}
+    return path_items
+
+
+def relation_change_paths(resource: Resource, settings: Settings) -> dict[str, Schema]:
+    """`POST <r>/{id>/attach|detach|sync/<relation>` for each BelongsToMany relation, with its own
+    body (`{"<relation>": [ids]}`), answered as show with `related=<relation>`."""
+    n = resource.name
+    security = TOKEN if settings.requires_user else OPTIONAL_TOKEN
+    most = int(settings.get("attach", "max_ids"))
+    path_items: dict[str, Schema] = {}
+    for relation_name, relation in sorted(attaching.many_relations(resource).items()):
+        for operation in attaching.OPERATIONS:
+            ids = {"type": "array", "items": {"type": "string"}, "minItems": 0 if operation == "sync" else 1,
+                   "maxItems": most, "description": f"Ids of {relation.target.name} records the user may see."}
+            body = {"type": "object", "required": [relation_name], "properties": {relation_name: ids}}
+            path_items[f"{_prefix(settings, 'prefix')}/{n}/{{id}}/{operation}/{relation_name}"] = {
+                "parameters": [parameters.id_parameter(n)],
+                "post": _operation(
+                    f"{n}.{operation}{pascal(relation_name)}", n, f"{operation.title()} {relation_name} of a {n} record",
+                    {**_ok(f"The record with relationships.{relation_name}.", schema_ref(resources.name(n, "Document"))),
+                     **error_responses(400, 403, 404, 412, 413, 422)},
+                    security, requestBody=_body(body), parameters=[_IF_MATCH, *parameters.show_parameters(resource,
+                                                                                                           settings)])}
     return path_items
 
 

@@ -28,9 +28,12 @@ def test_seed_runs_the_demo_seeder_through_the_operations(app_copy, database_env
     assert sorted(user["email"] for user in users.values()) == ["user1@example.com", "user2@example.com"]
     assert all(user["password"].startswith("$argon2id$") for user in users.values())  # the password field hashed
     post_ids = set()
+    tag_ids = {str(tag["_id"]) for tag in database.tags.find()}
     for post in database.posts.find():
         assert post["user_id"] in users  # server-set from the acting user, as on the API
-        assert post["created_at"] == post["updated_at"] and post["created_at"].endswith("Z")
+        assert post["created_at"] <= post["updated_at"] and post["created_at"].endswith("Z")
+        assert 1 <= len(post["tag_ids"]) <= 3 and set(post["tag_ids"]) <= tag_ids  # attached by its author
+        assert post["_version"] == 2  # stored, then attached to
         post_ids.add(str(post["_id"]))
     assert {comment["post_id"] for comment in database.comments.find()} <= post_ids
 

@@ -82,6 +82,10 @@ def mutations_of(type_name: str) -> list[str]:
             f"update{type_name}(id: ID!, input: {type_name}Input!, version: Int): {type_name}!"]
 
 
+# The posts' BelongsToMany tags: one mutation per operation.
+POST_TAGS = [f"{operation}PostTags(id: ID!, ids: [ID!]!, version: Int): Post!" for operation in ("attach", "detach", "sync")]
+
+
 def edit(app_dir: Path, file: str, old: str, new: str) -> None:
     source = app_dir / "repositories" / file
     text = source.read_text()
@@ -185,9 +189,14 @@ def test_me_needs_the_user_repository_in_the_schema(registry, profile, sections)
     assert members(text, "type", "Query")  # the other queries are there
 
 
-def test_mutations_are_create_update_delete_per_repository(registry):
-    expected = sorted(line for type_name in TYPES.values() for line in mutations_of(type_name))
+def test_mutations_are_create_update_delete_per_repository_and_attach_detach_sync_per_belongs_to_many(registry):
+    expected = sorted([*(line for type_name in TYPES.values() for line in mutations_of(type_name)), *POST_TAGS])
     assert members(sdl(registry), "type", "Mutation") == expected
+
+
+def test_relation_mutations_need_the_related_repository_in_the_schema(registry):
+    text = sdl(registry, repositories={"exclude": ["tags"]})
+    assert [m for m in members(text, "type", "Mutation") if "Tags" in m] == []
 
 
 def test_fields_are_generated_with_the_console_context_no_user(tmp_path):
@@ -258,7 +267,8 @@ def test_include_keeps_only_the_named_repositories_and_drops_relations_to_the_ot
     assert sdl(registry, repositories={"include": ["posts", "tags"]}) == "\n\n".join([
         "enum ChangeOperation {\n  CREATED\n  DELETED\n  UPDATED\n}",
         LONG_SDL,
-        "type Mutation {\n" + "".join(f"  {m}\n" for m in sorted(mutations_of("Post") + mutations_of("Tag"))) + "}",
+        "type Mutation {\n" + "".join(f"  {m}\n" for m in sorted(mutations_of("Post") + mutations_of("Tag") + POST_TAGS))
+        + "}",
         "type Post {\n" + "".join(f"  {m}\n" for m in sorted(SCALAR_MEMBERS["Post"]
                                                                + ["tags(first: Int = 15): [Tag!]!"])) + "}",
         change.format("Post"),

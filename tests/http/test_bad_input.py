@@ -221,7 +221,8 @@ async def test_a_top_level_set_operator_is_ignored_on_store(api, db, ann):
     response = await api.post(f"{PREFIX}/posts", body, token=ann["token"])
     assert response.status == 201
     stored = await db.collection("posts").find_by_id(response.json["data"]["id"])
-    assert set(stored) == {"id", "title", "views", "published", "user_id", "created_at", "updated_at", storage.VERSION}
+    assert set(stored) == {"id", "title", "views", "published", "user_id", "created_at", "updated_at", "tag_ids",
+                           storage.VERSION}
     assert (stored["title"], stored["user_id"]) == ("Plain", ann["id"])
 
 

@@ -52,7 +52,7 @@ def test_every_route_is_described(document):
     } | {f"{PREFIX}/{name}/{{id}}/upload" for name in ("posts", "users")} | {
         f"{PREFIX}/profile", f"{PREFIX}/profile/upload", "/api/register", "/api/login", "/api/logout",
         "/storage/{path}", f"{PREFIX}/openapi.json",
-    }
+    } | {f"{PREFIX}/posts/{{id}}/{operation}/tags" for operation in ("attach", "detach", "sync")}  # BelongsToMany
     assert set(document["paths"][f"{PREFIX}/posts"]) == {"get", "post"}
     assert set(document["paths"][f"{PREFIX}/posts/{{id}}"]) == {"parameters", "get", "put", "patch", "post", "delete"}
     assert set(document["paths"][f"{PREFIX}/posts/upload"]) == {"post"}
@@ -61,7 +61,7 @@ def test_every_route_is_described(document):
     assert set(document["paths"][f"{PREFIX}/profile/upload"]) == {"post"}
     operation_ids = [op["operationId"] for item in document["paths"].values() for key, op in item.items()
                      if key != "parameters"]
-    assert len(operation_ids) == len(set(operation_ids)) == 4 * 7 + 2 * 2 + 4 + 3 + 1 + 1
+    assert len(operation_ids) == len(set(operation_ids)) == 4 * 7 + 2 * 2 + 4 + 3 + 1 + 1 + 3
 
 
 def test_every_operation_has_one_request_media_type(document):
@@ -360,3 +360,20 @@ def test_writes_of_a_record_take_if_match_and_may_answer_412_and_show_answers_it
         assert record[method]["responses"]["412"] == {"$ref": "#/components/responses/PreconditionFailed"}
     assert "412" in document["paths"]["/api/restify/posts/{id}/upload"]["post"]["responses"]
     assert "ETag" in record["get"]["responses"]["200"]["headers"] and "304" in record["get"]["responses"]
+
+
+@pytest.mark.parametrize("operation", ["attach", "detach", "sync"])
+def test_attach_detach_and_sync_take_the_relation_ids_and_if_match_and_answer_the_record(document, operation):
+    item = document["paths"][f"{PREFIX}/posts/{{id}}/{operation}/tags"]
+    post = item["post"]
+    assert post["operationId"] == f"posts.{operation}Tags"
+    assert [p["name"] for p in item["parameters"]] == ["id"]
+    assert list(params(post)) == ["If-Match", "related", "include", "relatablePerPage"]
+    assert post["requestBody"]["content"]["application/json"]["schema"] == {
+        "type": "object", "required": ["tags"], "properties": {"tags": {
+            "type": "array", "items": {"type": "string"}, "minItems": 0 if operation == "sync" else 1,
+            "maxItems": 1000, "description": "Ids of tags records the user may see."}}}
+    assert post["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/posts.Document"}
+    assert {"400", "403", "404", "412", "413", "422"} <= set(post["responses"])
+    assert not [path for path in document["paths"] if "/comments/{id}/" in path]  # no BelongsToMany there

@@ -3,6 +3,7 @@
 The same tests run on the embedded nx-27017 server (default) and on a real MongoDB
 (`MONGODB_URI=... pytest`), so a shape that only one of them gets right shows up here.
 """
+import asyncio
 import os
 import time
 from datetime import datetime, timedelta, timezone
@@ -348,6 +349,58 @@ async def test_a_versioned_remove_at_the_version_deletes(db):
     stored = await posts.insert({"title": "A", VERSION: 2})
     assert await posts.remove(stored["id"], versions=[2]) == stored
     assert await posts.find_by_id(stored["id"]) is None
+
+
+# -- arrays of ids: add and pull in one atomic update (attach / detach) -------------
+
+async def test_change_set_adds_each_value_once_and_pulls_values_with_the_version_and_changes(db):
+    posts = db.collection("posts")
+    stored = await posts.insert({"title": "A", "tag_ids": ["a"], VERSION: 2})
+    added = await posts.change_set(stored["id"], "tag_ids", "add", ["b", "a", "c", "b"], {"updated_at": "t1"})
+    assert added == {**stored, "tag_ids": ["a", "b", "c"], "updated_at": "t1", VERSION: 3}
+    pulled = await posts.change_set(stored["id"], "tag_ids", "pull", ["a", "c", "zz"], {"updated_at": "t2"})
+    assert pulled == {**stored, "tag_ids": ["b"], "updated_at": "t2", VERSION: 4}
+    assert await posts.find_by_id(stored["id"]) == pulled
+
+
+@pytest.mark.parametrize("operation, expected", [("add", ["a", "b"]), ("pull", [])])
+@pytest.mark.parametrize("legacy", [{}, {"tag_ids": None}])
+async def test_change_set_on_a_document_without_the_array_writes_one(db, legacy, operation, expected):
+    """The embedded server skips `$addToSet` on a missing field and MongoDB refuses it on null: both
+    get an array first, and the change then applies as on any other document."""
+    posts = db.collection("posts")
+    stored = await posts.insert({"title": "A", **legacy})
+    changed = await posts.change_set(stored["id"], "tag_ids", operation, ["a", "b"], {})
+    assert changed == {**stored, "tag_ids": expected, VERSION: 1}
+    assert await posts.find_by_id(stored["id"]) == changed
+
+
+@pytest.mark.parametrize("legacy", [{"tag_ids": ["a"], VERSION: 3}, {VERSION: 3}])
+async def test_a_versioned_change_set_at_another_version_is_stale_and_changes_nothing(db, legacy):
+    posts = db.collection("posts")
+    stored = await posts.insert({"title": "A", **legacy})
+    with pytest.raises(Stale):
+        await posts.change_set(stored["id"], "tag_ids", "add", ["b"], {}, versions=[2])
+    assert (await posts.find_by_id(stored["id"])).get("tag_ids", []) == legacy.get("tag_ids", [])
+    assert (await posts.find_by_id(stored["id"]))[VERSION] == 3
+    written = await posts.change_set(stored["id"], "tag_ids", "add", ["b"], {}, versions=[3])
+    assert (written["tag_ids"], written[VERSION]) == (legacy.get("tag_ids", []) + ["b"], 4)
+
+
+@pytest.mark.parametrize("id", [MISSING_ID, INVALID_ID])
+async def test_change_set_of_a_missing_or_invalid_id_is_none(db, id):
+    posts = db.collection("posts")
+    assert await posts.change_set(id, "tag_ids", "add", ["a"], {}) is None
+    assert await posts.change_set(id, "tag_ids", "pull", ["a"], {}, versions=[0]) is None
+
+
+async def test_parallel_adds_to_one_array_lose_nothing(db):
+    posts = db.collection("posts")
+    stored = await posts.insert({"title": "A", "tag_ids": []})
+    values = [f"t{n:02}" for n in range(20)]
+    await asyncio.gather(*(posts.change_set(stored["id"], "tag_ids", "add", [value], {}) for value in values))
+    found = await posts.find_by_id(stored["id"])
+    assert (sorted(found["tag_ids"]), found[VERSION]) == (values, 20)
 
 
 # -- unique indexes ---------------------------------------------------------------
