@@ -45,6 +45,10 @@ class OwnedPolicy(Policy):
     def delete(self, user, record):
         return _owns(user, record)
 
+    def run_action(self, user, record, action):
+        # An action on records (publish-posts): only their author; a standalone one: any user.
+        return _owns(user, record) if record is not None else user is not None
+
 
 class TagPolicy(OwnedPolicy):
     """Tags belong to nobody: any user may change them."""

@@ -2,6 +2,7 @@
 import re
 
 from service.core.app import Restify
+from service.http import actions
 from service.http.handlers import (
     CollectionHandler, CollectionUploadHandler, LoginHandler, LogoutHandler, ProfileHandler, ProfileUploadHandler,
     RecordHandler, RecordUploadHandler, RegisterHandler,
@@ -25,6 +26,7 @@ def rest_routes(app: Restify) -> list[tuple]:
     auth_prefix = app.settings.get("server", "auth_prefix").rstrip("/")
     files = app.settings.get("files", "url_prefix").rstrip("/")
     state = {"app": app}
+    before_record, after_record = actions.routes(prefix)
     templates = [
         (f"{auth_prefix}/register", RegisterHandler),
         (f"{auth_prefix}/login", LoginHandler),
@@ -35,7 +37,9 @@ def rest_routes(app: Restify) -> list[tuple]:
         (f"{prefix}/{{resource}}", CollectionHandler),
         # Before the record route, which would take `upload` for an id.
         (f"{prefix}/{{resource}}/upload", CollectionUploadHandler),
+        *before_record,  # actions and getters: `actions`, `getters` are not ids either
         (f"{prefix}/{{resource}}/{{id}}", RecordHandler),
         (f"{prefix}/{{resource}}/{{id}}/upload", RecordUploadHandler),
+        *after_record,
     ]
     return [(_pattern(template), handler, state, template) for template, handler in templates]
