@@ -31,7 +31,7 @@ from service.core.registry import Resource
 from service.core.schemas import write_body
 from service.core.validation import validate
 from service.core.writes import check_version
-from storage import Filter, Versions, canonical_id, is_valid_id
+from storage import Filter, Versions, canonical_id, is_valid_id, version_of
 
 log = logging.getLogger("restify.actions")
 ALL = "all"
@@ -97,39 +97,69 @@ async def listing(app: Restify, name: str, context: Context, id: str | None = No
     return {"data": [describe(action, context) for action in available(resource, context, id is not None)]}
 
 
-async def run(app: Restify, name: str, key: Any, payload: Mapping[str, Any], context: Context,
-              id: str | None = None, versions: Versions = None) -> dict[str, Any]:
-    """Runs action `key` on record `id`, or on the records `payload["repositories"]` selects
-    (`versions`: what If-Match accepts for record `id`)."""
+@dataclass
+class Prepared:
+    """An action ready to run: found, its records selected and authorized, its payload validated.
+    Nothing has been written; `versions` may still be narrowed (a confirmed preview) before `perform`."""
+    action: Action
+    context: ActionContext
+    documents: list[dict[str, Any]]
+
+    def current_versions(self) -> dict[str, int]:
+        """Each selected record's version now: what a preview shows and a confirmation is bound to."""
+        return {document["id"]: version_of(document) for document in self.documents}
+
+    def at_versions(self, versions: Mapping[str, int]) -> None:
+        """Writes through the helpers only if each record is still at `versions` (checked in each write)."""
+        self.context.versions.update({id: frozenset((version,)) for id, version in versions.items()})
+
+
+async def prepare(app: Restify, name: str, key: Any, payload: Mapping[str, Any], context: Context,
+                  id: str | None = None, versions: Versions = None) -> Prepared:
+    """Action `key` on record `id`, or on the records `payload["repositories"]` selects, checked as far
+    as it can be without running (`versions`: what If-Match accepts for record `id`)."""
     app = app.pinned()
     context.action = "action"
     resource = operations.enter(app, name, context)
     action = find(resource, context, key, on_record=id is not None)  # unknown: 404 before any read
-    _, document = await entered(app, name, context, id)
-    if document is not None:
-        documents = [document]
+    if id is not None:
+        documents = [await operations.find_visible(app, resource, id, context)]
     elif action.standalone:
         documents = []
     else:
         documents = await _selected(app, resource, payload.get(SELECTION), context)
-    records = [resource.model(document) for document in documents]
-    if not all(_may_run(app, resource, context, action, record) for record in ([None] if action.standalone else records)):
+    targets = [None] if action.standalone else [resource.model(document) for document in documents]
+    if not all(_may_run(app, resource, context, action, record) for record in targets):
         raise operations.deny(context)
     for document in documents:
-        check_version(document, versions if id is not None else None)
+        check_version(document, versions)  # only a record action has any
     await app.ready()
     sent = {k: v for k, v in payload.items() if k != SELECTION}
     values = await validate(app, action.fields(context), sent, "store", acting=context.user)
     acting = running(context, app, resource, ActionContext, payload=values,
-                     versions={id: versions} if id is not None else {})
+                     versions={id: versions} if id is not None and versions is not None else {})
+    return Prepared(action, acting, documents)
+
+
+async def perform(prepared: Prepared) -> dict[str, Any]:
+    """Hands the records to `handle`, `chunk_size` at a time (a standalone action: once, none)."""
+    action, context = prepared.action, prepared.context
+    model = context.app.resource(context.resource).model
+    records = [model(document) for document in prepared.documents]
     if action.standalone:
-        answer = await action.handle(acting, [])
+        answer = await action.handle(context, [])
     else:
         answer, size = None, max(1, int(action.chunk_size))
         for start in range(0, len(records), size):
-            returned = await action.handle(acting, records[start:start + size])
+            returned = await action.handle(context, records[start:start + size])
             answer = returned if returned is not None else answer  # the last chunk that answered
     return {"data": answer if answer is not None else {"affected": len(records)}}
+
+
+async def run(app: Restify, name: str, key: Any, payload: Mapping[str, Any], context: Context,
+              id: str | None = None, versions: Versions = None) -> dict[str, Any]:
+    """Prepares and performs action `key`: `{"data": <what handle returned>}` or `{"data": {"affected": n}}`."""
+    return await perform(await prepare(app, name, key, payload, context, id, versions))
 
 
 def _may_run(app: Restify, resource: Resource, context: Context, action: Action, record: Model | None) -> bool:
