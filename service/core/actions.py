@@ -91,9 +91,7 @@ async def listing(app: Restify, name: str, context: Context, id: str | None = No
     """`GET <r>/actions` and `GET <r>/<id>/actions` (the record must be visible)."""
     app = app.pinned()
     context.action = "actions"
-    resource = operations.enter(app, name, context)
-    if id is not None:
-        await operations.find_visible(app, resource, id, context)
+    resource, _ = await entered(app, name, context, id)
     return {"data": [describe(action, context) for action in available(resource, context, id is not None)]}
 
 
