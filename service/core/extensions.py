@@ -48,10 +48,11 @@ def running(context: Context, app: Restify, resource: Resource, kind: type[RunCo
 def caller(context: Context, params: Mapping[str, Any] | None = None) -> Context:
     """A fresh context of the same user and door, for one more operation (operations set its `action`)."""
     return Context(user=context.user, door=context.door, base_url=context.base_url,
-                   params={k: _text(v) for k, v in (params or {}).items()}, extras={"url": ""})
+                   params={k: query_text(v) for k, v in (params or {}).items()}, extras={"url": ""})
 
 
-def _text(value: Any) -> str:
+def query_text(value: Any) -> str:
+    """A value as a query string carries it: the index parses it by the field's own rules."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return "null" if value is None else str(value)

@@ -6,7 +6,7 @@ normal result, what it would change and a `confirm` token, and changes nothing; 
 with `confirm` added runs it — if the records are still as previewed. Otherwise (changed
 meanwhile, token used, expired, or for another call) it answers a fresh preview.
 """
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,8 @@ HINTS = {
     "store": Hints(read_only=False, idempotent=False),  # each call creates another record
     "update": Hints(read_only=False),
     "delete": Hints(read_only=False, destructive=True),
+    # Actions and getters (service/mcp/extensions.py): an action's own `destructive` flag decides that hint.
+    "action": Hints(read_only=False, idempotent=False), "getter": Hints(read_only=True),
 }
 
 
@@ -88,3 +90,25 @@ async def delete_after_confirmation(app: Restify, tool: str, resource: str, id: 
     # The token comes first so that a result cut to max_result_bytes still carries it.
     return {"message": message, CONFIRM: token, "expires_at": expires,
             "preview": {"action": "delete", "ids": list(versions), "records": [record]}}
+
+
+async def confirm_or_preview(app: Restify, tool: str, arguments: dict[str, Any], user: Model | None,
+                             versions: dict[str, str], run: Callable[[], Awaitable[dict[str, Any]]],
+                             preview: dict[str, Any], verb: str) -> dict[str, Any]:
+    """Runs `run` when `arguments` (the call's, as sent) carry a valid confirmation for records still at
+    `versions`; otherwise answers `preview` and a new confirmation (any call, e.g. a destructive action)."""
+    arguments = dict(arguments)
+    token = arguments.pop(CONFIRM, None)
+    user_id = str(user.id) if user is not None else ""
+    note = ""
+    if token is not None:
+        previewed = await confirmations.redeem(app, user_id, tool, arguments, str(token))
+        if previewed == versions:
+            return await run()
+        note = (" The confirmation was not used: a record changed since it was previewed."
+                if previewed is not None else
+                " The confirmation was not accepted (wrong, used, expired, or for another call).")
+    token, expires = await confirmations.issue(app, user_id, tool, arguments, versions)
+    message = (f"Nothing was changed.{note} To {verb}, call {tool} again with the same arguments and "
+               f'"{CONFIRM}": the token below, before {expires}; it works once.')
+    return {"message": message, CONFIRM: token, "expires_at": expires, "preview": preview}
