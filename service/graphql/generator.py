@@ -2,7 +2,8 @@
 
 Per repository of model `<Type>`: `type <Type>`, `input <Type>Input`, the queries
 `<type>` and `<type>List`, the mutations `create<Type>`, `update<Type>`, `delete<Type>`,
-the subscription `<type>Changed` (service/graphql/subscriptions.py), and one field per exposed
+the subscription `<type>Changed` (service/graphql/subscriptions.py), `run<Type>Action` and
+`<type>Getter` where it declares actions or getters (service/graphql/actions.py), and one field per exposed
 relation; `me` when the user repository is in the schema. Printed sorted, so the same repositories
 always give byte-identical SDL.
 """
@@ -23,6 +24,7 @@ from service.core.registry import Registry, Resource
 from service.core.serializer import visible
 from service.core.schemas import CURRENT_PASSWORD, asks_current_password
 from service.core.validation import writable
+from service.graphql import actions
 from service.graphql.config import GraphQLConfig
 from service.graphql.scalars import GraphQLLong
 from service.graphql.subscriptions import subscription_fields
@@ -90,6 +92,9 @@ class SchemaBuilder:
             mutation[f"delete{type_name}"] = GraphQLField(
                 GraphQLNonNull(GraphQLBoolean), {"id": GraphQLArgument(GraphQLNonNull(GraphQLID)),
                                                  "version": GraphQLArgument(GraphQLInt)})  # the version read (If-Match)
+        action_mutations, getter_queries = actions.schema_fields(self.resources)
+        mutation.update(action_mutations)
+        query.update(getter_queries)
         if self.profile in self.objects:
             query["me"] = GraphQLField(self.objects[self.profile])  # the profile: the token user's own record
         if not query:
