@@ -52,7 +52,8 @@ def test_every_route_is_described(document):
     } | {f"{PREFIX}/{name}/{{id}}/upload" for name in ("posts", "users")} | {
         f"{PREFIX}/profile", f"{PREFIX}/profile/upload", "/api/register", "/api/login", "/api/logout",
         "/storage/{path}", f"{PREFIX}/openapi.json",
-    }
+    } | {f"{PREFIX}/posts/{path}" for path in (  # the demo's posts declare actions and getters
+        "actions", "{id}/actions", "getters", "getters/{key}", "{id}/getters", "{id}/getters/{key}")}
     assert set(document["paths"][f"{PREFIX}/posts"]) == {"get", "post"}
     assert set(document["paths"][f"{PREFIX}/posts/{{id}}"]) == {"parameters", "get", "put", "patch", "post", "delete"}
     assert set(document["paths"][f"{PREFIX}/posts/upload"]) == {"post"}
@@ -61,7 +62,7 @@ def test_every_route_is_described(document):
     assert set(document["paths"][f"{PREFIX}/profile/upload"]) == {"post"}
     operation_ids = [op["operationId"] for item in document["paths"].values() for key, op in item.items()
                      if key != "parameters"]
-    assert len(operation_ids) == len(set(operation_ids)) == 4 * 7 + 2 * 2 + 4 + 3 + 1 + 1
+    assert len(operation_ids) == len(set(operation_ids)) == 4 * 7 + 2 * 2 + 4 + 3 + 1 + 1 + 8
 
 
 def test_every_operation_has_one_request_media_type(document):
@@ -360,3 +361,23 @@ def test_writes_of_a_record_take_if_match_and_may_answer_412_and_show_answers_it
         assert record[method]["responses"]["412"] == {"$ref": "#/components/responses/PreconditionFailed"}
     assert "412" in document["paths"]["/api/restify/posts/{id}/upload"]["post"]["responses"]
     assert "ETag" in record["get"]["responses"]["200"]["headers"] and "304" in record["get"]["responses"]
+
+
+def test_actions_and_getters_of_posts_are_described_with_their_keys_and_payloads(document):
+    paths = document["paths"]
+    run = paths[f"{PREFIX}/posts/actions"]["post"]
+    assert run["parameters"] == [{"name": "action", "in": "query", "required": True,
+                                  "schema": {"type": "string", "enum": ["publish-posts"]},
+                                  "description": "The key of the action or getter (kebab case of its class name, "
+                                                 "unless it says)."}]
+    assert run["requestBody"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/posts.ActionRun"}
+    body = document["components"]["schemas"]["posts.ActionRun"]
+    assert list(body["properties"]) == ["repositories", "views"]
+    assert body["properties"]["views"]["description"] == "publish-posts: Views."
+    assert [p["name"] for p in paths[f"{PREFIX}/posts/{{id}}/actions"]["post"]["parameters"]] == ["action", "If-Match"]
+    assert set(paths[f"{PREFIX}/posts/{{id}}/actions"]["post"]["responses"]) >= {"200", "403", "404", "412", "422"}
+    assert paths[f"{PREFIX}/posts/getters/{{key}}"]["parameters"][0]["schema"] == {"type": "string",
+                                                                                    "enum": ["post-stats"]}
+    assert paths[f"{PREFIX}/posts/getters/{{key}}"]["get"]["responses"]["200"]["content"]["application/json"] == {
+        "schema": {"$ref": "#/components/schemas/GetterResult"}}
+    assert f"{PREFIX}/comments/actions" not in paths  # comments declare none
