@@ -2,7 +2,7 @@
 in chunks of 200), on one record (If-Match), standalone; policies refuse before anything is written."""
 import pytest
 
-from service import Action
+from service import Action, Policy
 from service.core.extensions import kebab, words
 from tests.extensions import PREFIX, Installed, insert_posts, scope_posts_to_their_authors
 from tests.hooks import PostHooks
@@ -196,3 +196,27 @@ async def test_a_standalone_action_runs_without_records_and_answers_its_dict(api
     assert (response.status, response.json) == (200, {"data": {"archived": 0, "by": ann["id"]}})
     guest = await api.post(f"{PREFIX}/posts/actions?action=archive", {})
     assert guest.status == 401  # run_action(None, None, action): guests are refused
+
+
+async def test_a_policy_without_run_action_falls_back_to_update_and_store(api, db, ann, bob, registry, installed):
+    class Plain(Policy):  # no run_action: records need update(), a standalone action store()
+        def allow_restify(self, user):
+            return True
+
+        def show(self, user, record):
+            return True
+
+        def store(self, user):
+            return user is not None and user.id == bob["id"]
+
+        def update(self, user, record):
+            return user is not None and record.user_id == user.id
+
+    mine, theirs = await create_post(api, ann), await create_post(api, bob)
+    registry.policies._by_name["Post"] = Plain()
+    path = f"{PREFIX}/posts/actions?action=publish-posts"
+    assert (await api.post(path, {"repositories": [theirs["id"]]}, token=ann["token"])).status == 403
+    assert (await api.post(path, {"repositories": [mine["id"]]}, token=ann["token"])).json == {"data": {"affected": 1}}
+    archive = f"{PREFIX}/posts/actions?action=archive"
+    assert (await api.post(archive, {}, token=ann["token"])).status == 403
+    assert (await api.post(archive, {}, token=bob["token"])).json == {"data": {"archived": 0, "by": bob["id"]}}
