@@ -22,6 +22,7 @@ from service.core.registry import Resource
 from service.core.schemas import write_body
 from service.core.writes import expected_versions
 from service.mcp import guard
+from service.mcp.schemas import id_schema, object_schema, version_schema
 
 Schema = dict[str, Any]
 ACTION, GETTER = "action", "getter"
@@ -81,17 +82,6 @@ def _confirming(settings: Settings, action: actions.Action) -> bool:
     return action.destructive and bool(settings.get("mcp", "confirm_destructive"))
 
 
-def _object(properties: dict[str, Schema], required: list[str]) -> Schema:
-    schema: Schema = {"type": "object", "properties": properties, "additionalProperties": False}
-    if required:
-        schema["required"] = required
-    return schema
-
-
-def _id(text: str) -> Schema:
-    return {"type": "string", "minLength": 1, "description": text}
-
-
 def _action_schema(settings: Settings, resource: Resource, action: actions.Action, context: Context,
                    confirm: bool) -> Schema:
     body = write_body(action.fields(context), "store")
@@ -104,28 +94,27 @@ def _action_schema(settings: Settings, resource: Resource, action: actions.Actio
         search = search_schema(fields, settings)
         if search:
             where = {"search": search, **where}
-        properties["ids"] = {"type": "array", "minItems": 1, "items": _id(f"A {resource.name} id."),
+        properties["ids"] = {"type": "array", "minItems": 1, "items": id_schema(f"A {resource.name} id."),
                              "description": f"The {resource.name} records to run the action on."}
         properties["all"] = {"type": "boolean", "description": (
             f"true: every {resource.name} record you may see (narrowed by where), instead of ids.")}
-        properties["where"] = {**_object(where, []), "description": "With all: the index filters that narrow it."}
+        properties["where"] = {**object_schema(where, []), "description": "With all: the index filters that narrow it."}
     else:
-        properties["id"] = _id(f"The {resource.name} record to run the action on.")
-        properties["version"] = {"type": "integer", "minimum": 0, "description": (
-            "The record's meta.version as you read it: nothing runs if it has changed since.")}
+        properties["id"] = id_schema(f"The {resource.name} record to run the action on.")
+        properties["version"] = version_schema
         required.append("id")
     if confirm:
         properties[guard.CONFIRM] = {"type": "string", "minLength": 1, "description": (
             "The token a first call without it returned: send it only once your user has agreed to the preview.")}
-    return _object(properties, required)
+    return object_schema(properties, required)
 
 
 def _getter_schema(resource: Resource, getter: getters.Getter) -> Schema:
     if not getter.on_record:
-        return _object({}, [])
+        return object_schema({}, [])
     text = f"The {resource.name} record to compute it for" + ("; leave it out for the collection." if getter.on_index
                                                                else ".")
-    return _object({"id": _id(text)}, [] if getter.on_index else ["id"])
+    return object_schema({"id": id_schema(text)}, [] if getter.on_index else ["id"])
 
 
 async def call(app: Restify, route: Any, arguments: dict[str, Any], user: Model | None,

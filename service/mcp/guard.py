@@ -62,41 +62,31 @@ async def delete_after_confirmation(app: Restify, tool: str, resource: str, id: 
                                     accepted: Collection[int] | None = None) -> dict[str, Any]:
     """Deletes record `id` when `arguments` (the call's, as sent) carry a valid confirmation for it as
     it is now; otherwise answers a preview and a new confirmation."""
-    arguments = dict(arguments)
-    token = arguments.pop(CONFIRM, None)
     record = (await operations.show(app, resource, id, context()))["data"]  # 404 for hidden and missing alike
     if not (record.get("meta") or {}).get("authorizedToDelete", True):
         raise Forbidden()  # say so now: a preview of what cannot happen would only mislead
     versions = {record.get("id", id): _version(record)}
-    user_id = str(user.id) if user is not None else ""
-    note = ""
-    if token is not None:
-        previewed = await confirmations.redeem(app, user_id, tool, arguments, str(token))
-        if previewed == versions:
-            # At the version it previewed (and the caller's `version`, if given): a change since is refused
-            # inside the delete itself, not only by the check above.
-            shown = (record.get("meta") or {}).get("version")
-            at = frozenset((shown,)) if isinstance(shown, int) else accepted
-            if accepted is not None and at is not accepted:
-                at = at & frozenset(accepted)
-            await operations.delete(app, resource, id, context(), versions=at)
-            return {"deleted": True, "id": id}
-        note = (" The confirmation was not used: the record changed since it was previewed."
-                if previewed is not None else
-                " The confirmation was not accepted (wrong, used, expired, or for another call).")
-    token, expires = await confirmations.issue(app, user_id, tool, arguments, versions)
-    message = (f"Nothing was changed.{note} To delete, call {tool} again with the same arguments and "
-               f'"{CONFIRM}": the token below, before {expires}; it works once.')
-    # The token comes first so that a result cut to max_result_bytes still carries it.
-    return {"message": message, CONFIRM: token, "expires_at": expires,
-            "preview": {"action": "delete", "ids": list(versions), "records": [record]}}
+
+    async def delete() -> dict[str, Any]:
+        # At the version it previewed (and the caller's `version`, if given): a change since is refused
+        # inside the delete itself, not only by the check of the confirmation.
+        shown = (record.get("meta") or {}).get("version")
+        at = frozenset((shown,)) if isinstance(shown, int) else accepted
+        if accepted is not None and at is not accepted:
+            at = at & frozenset(accepted)
+        await operations.delete(app, resource, id, context(), versions=at)
+        return {"deleted": True, "id": id}
+
+    return await confirm_or_preview(app, tool, arguments, user, versions, delete,
+                                    {"action": "delete", "ids": list(versions), "records": [record]}, "delete",
+                                    changed="the record")
 
 
 async def confirm_or_preview(app: Restify, tool: str, arguments: dict[str, Any], user: Model | None,
                              versions: dict[str, str], run: Callable[[], Awaitable[dict[str, Any]]],
-                             preview: dict[str, Any], verb: str) -> dict[str, Any]:
+                             preview: dict[str, Any], verb: str, changed: str = "a record") -> dict[str, Any]:
     """Runs `run` when `arguments` (the call's, as sent) carry a valid confirmation for records still at
-    `versions`; otherwise answers `preview` and a new confirmation (any call, e.g. a destructive action)."""
+    `versions`; otherwise answers `preview` and a new confirmation, changing nothing."""
     arguments = dict(arguments)
     token = arguments.pop(CONFIRM, None)
     user_id = str(user.id) if user is not None else ""
@@ -105,10 +95,11 @@ async def confirm_or_preview(app: Restify, tool: str, arguments: dict[str, Any],
         previewed = await confirmations.redeem(app, user_id, tool, arguments, str(token))
         if previewed == versions:
             return await run()
-        note = (" The confirmation was not used: a record changed since it was previewed."
+        note = (f" The confirmation was not used: {changed} changed since it was previewed."
                 if previewed is not None else
                 " The confirmation was not accepted (wrong, used, expired, or for another call).")
     token, expires = await confirmations.issue(app, user_id, tool, arguments, versions)
     message = (f"Nothing was changed.{note} To {verb}, call {tool} again with the same arguments and "
                f'"{CONFIRM}": the token below, before {expires}; it works once.')
+    # The token comes first so that a result cut to max_result_bytes still carries it.
     return {"message": message, CONFIRM: token, "expires_at": expires, "preview": preview}

@@ -77,3 +77,7 @@ def delete_schema(resource: Resource, confirm: bool = False) -> Schema:
         properties["confirm"] = {"type": "string", "minLength": 1, "description": (
             "The token a first call without it returned: send it only once your user has agreed to the preview.")}
     return _object(properties, ["id"])
+
+
+# For the tool schemas built beside these (actions and getters: service/mcp/extensions.py).
+object_schema, id_schema, version_schema = _object, _id, _VERSION
