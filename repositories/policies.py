@@ -48,6 +48,9 @@ class OwnedPolicy(Policy):
     def attach_tags(self, user, record, tag):
         """A post's tags: its author attaches any tag they can see (detach and sync: `update` decides)."""
         return _owns(user, record)
+    def run_action(self, user, record, action):
+        # An action on records (publish-posts): only their author; a standalone one: any user.
+        return _owns(user, record) if record is not None else user is not None
 
 
 class TagPolicy(OwnedPolicy):

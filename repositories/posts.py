@@ -1,8 +1,10 @@
 from service import BelongsTo, BelongsToMany, HasMany, Repository, current_user_id, field
 
+from repositories.post_actions import PostStats, PublishPosts
+
 
 class PostRepository(Repository):
-    mcp = ("index", "show", "store", "update", "delete", "attach", "detach", "sync")
+    mcp = ("index", "show", "store", "update", "delete", "attach", "detach", "sync", "actions", "getters")
 
     @classmethod
     def related(cls):
@@ -24,3 +26,9 @@ class PostRepository(Repository):
             field("user_id").matchable().readonly().value(current_user_id),
             field("cover").image().nullable().path("covers").store_as("post-{id}-{rev}.{ext}"),
         ]
+
+    def actions(self, context):
+        return [PublishPosts()]
+
+    def getters(self, context):
+        return [PostStats()]

@@ -2,13 +2,16 @@
 
     from service import Model, belongs_to, has_many, belongs_to_many
     from service import Repository, field, model, BelongsTo, HasMany, BelongsToMany, Policy, any_of
+    from service import Action, Getter   # what a repository offers beyond its five operations
     from service import Seeder   # the argument of `async def seed(seeder)` in repositories/seeders.py
 """
+from service.core.actions import Action
 from service.core.context import Context, current_user_id
 from service.core.errors import (
     BadRequest, DeclarationError, Forbidden, NotFound, RestifyError, Unauthenticated, ValidationFailed,
 )
 from service.core.fields import Field, field
+from service.core.getters import Getter
 from service.core.models import Model, belongs_to, belongs_to_many, has_many
 from service.core.policies import Policy, any_of
 from service.core.relations import BelongsTo, BelongsToMany, HasMany
@@ -16,6 +19,7 @@ from service.core.repository import Repository, model
 from service.core.seeding import Seeder
 
 __all__ = [
+    "Action",
     "BadRequest",
     "BelongsTo",
     "BelongsToMany",
@@ -23,6 +27,7 @@ __all__ = [
     "DeclarationError",
     "Field",
     "Forbidden",
+    "Getter",
     "HasMany",
     "Model",
     "NotFound",

@@ -4,7 +4,7 @@ import pytest
 import service
 
 PUBLIC_API = [
-    "BadRequest", "BelongsTo", "BelongsToMany", "Context", "DeclarationError", "Field", "Forbidden", "HasMany",
+    "Action", "BadRequest", "BelongsTo", "BelongsToMany", "Context", "DeclarationError", "Field", "Forbidden", "Getter", "HasMany",
     "Model", "NotFound", "Policy", "Repository", "RestifyError", "Seeder", "Unauthenticated", "ValidationFailed",
     "any_of", "belongs_to", "belongs_to_many", "current_user_id", "field", "has_many", "model",
 ]

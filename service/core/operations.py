@@ -58,7 +58,7 @@ async def _find(app: Restify, resource: Resource, id: str, context: Context) -> 
     return document
 
 
-# The same record lookup and refusal for the operations built beside these (service/core/attaching.py).
+# The same record lookup and refusal for the operations built beside these (attaching, actions, getters).
 find, deny = _find, _deny
 
 
@@ -70,19 +70,10 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     fields = resource.fields(context)
     repeated = context.extras.get("repeated") or {}
     query = parse_index(resource, fields, context.params, app.settings, repeated)
-    equals = canonical_references(app, fields, query.equals)
-    conditions = tuple((field, operation, canonical_references(app, fields, {field: value})[field])
-                       for field, operation, value in query.conditions)
-    # The policy's scope is inside the query: pages and the total count only readable records.
-    where = app.registry.policies.restrict(resource.model, context.user, Filter(
-        equals=equals,
-        search_fields=tuple(f.name for f in fields if f.is_searchable),
-        search_text=query.search,
-        conditions=conditions,
-    ))
+    where = index_filter(app, resource, fields, query, context)
     collection = app.collection(resource)
     # A cursor is bound to what chooses and orders the records, and to the page size.
-    bound = cursors.binding(resource.name, query.sort, sorted(equals.items()), conditions, query.search,
+    bound = cursors.binding(resource.name, query.sort, sorted(where.equals.items()), where.conditions, query.search,
                             query.per_page)
     page = await cursors.read_page(collection, where, query.sort, query.per_page, query.page, query.cursor,
                                    cursors.key(app.settings), bound)
@@ -99,6 +90,21 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
         for d, record in rows
     ]
     return _envelope(context, query, page, repeated, total, data)
+
+
+def index_filter(app: Restify, resource: Resource, fields: list, query: IndexQuery, context: Context) -> Filter:
+    """The records an index query selects (its matches, filters and search), within the user's scope;
+    index actions that run on "all" select with it too."""
+    equals = canonical_references(app, fields, query.equals)
+    conditions = tuple((field, operation, canonical_references(app, fields, {field: value})[field])
+                       for field, operation, value in query.conditions)
+    # The policy's scope is inside the query: pages and the total count only readable records.
+    return app.registry.policies.restrict(resource.model, context.user, Filter(
+        equals=equals,
+        search_fields=tuple(f.name for f in fields if f.is_searchable),
+        search_text=query.search,
+        conditions=conditions,
+    ))
 
 
 def _envelope(context: Context, query: IndexQuery, page: cursors.Page, repeated: dict[str, list[str]],

@@ -11,7 +11,8 @@ from service.core.fields import Field
 from service.core.models import Model
 from service.core.relations import Related
 
-MCP_OPERATIONS = ("index", "show", "store", "update", "delete", "profile", "attach", "detach", "sync")
+MCP_OPERATIONS = ("index", "show", "store", "update", "delete", "profile", "attach", "detach", "sync", "actions",
+                  "getters")
 WAYS = ("the @model(...) decorator", "a `model = ...` class property (class or dotted path)",
         "naming it after the model (PostRepository -> Post in the models module)")
 
@@ -66,6 +67,14 @@ class Repository:
     @classmethod
     def can_use_for_profile(cls, request: Any) -> bool:
         return False
+
+    # -- beyond the five operations (service/core/actions.py, getters.py): instances or classes,
+    # listed per request; an instance method or a classmethod.
+    def actions(self, context: Any) -> list[Any]:
+        return []
+
+    def getters(self, context: Any) -> list[Any]:
+        return []
 
     # -- hooks: run by the write path (service/core/writes.py) for every door --------------------
     # Plain or `async`. A before-hook may change `values` (they are not validated again) or raise

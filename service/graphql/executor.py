@@ -24,6 +24,7 @@ from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import BadRequest, answer
 from service.graphql import attaching
+from service.graphql import actions
 from service.graphql.config import GraphQLConfig
 from service.graphql.fast import PlainFieldExecutor
 from service.graphql.generator import build_schema_objects, exposed, lower_first
@@ -135,6 +136,7 @@ class GraphQLEndpoint:
             if resource is self.app.user_resource:
                 _set(query, "me", lambda _, info, r=resolvers: r.me(info))
         bind_subscriptions(self.app, self.schema, exposed(self.app.registry, self.config))
+        actions.bind(self.app, self.schema, exposed(self.app.registry, self.config))
 
     async def prepared(self, query: str) -> Prepared:
         """The cached preparation of a query text; requests for a text being prepared wait for it."""

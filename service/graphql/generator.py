@@ -3,7 +3,8 @@
 Per repository of model `<Type>`: `type <Type>`, `input <Type>Input`, the queries
 `<type>` and `<type>List`, the mutations `create<Type>`, `update<Type>`, `delete<Type>` (and
 `attach<Type><Relation>`, `detach...`, `sync...` per BelongsToMany relation: graphql/attaching.py),
-the subscription `<type>Changed` (service/graphql/subscriptions.py), and one field per exposed
+the subscription `<type>Changed` (service/graphql/subscriptions.py), `run<Type>Action` and
+`<type>Getter` where it declares actions or getters (service/graphql/actions.py), and one field per exposed
 relation; `me` when the user repository is in the schema. Printed sorted, so the same repositories
 always give byte-identical SDL.
 """
@@ -25,6 +26,7 @@ from service.core.serializer import visible
 from service.core.schemas import CURRENT_PASSWORD, asks_current_password
 from service.core.validation import writable
 from service.graphql.attaching import mutation_fields as relation_mutations
+from service.graphql import actions
 from service.graphql.config import GraphQLConfig
 from service.graphql.scalars import GraphQLLong
 from service.graphql.subscriptions import subscription_fields
@@ -93,6 +95,9 @@ class SchemaBuilder:
                 GraphQLNonNull(GraphQLBoolean), {"id": GraphQLArgument(GraphQLNonNull(GraphQLID)),
                                                  "version": GraphQLArgument(GraphQLInt)})  # the version read (If-Match)
         mutation.update(relation_mutations(self.resources, self.objects))
+        action_mutations, getter_queries = actions.schema_fields(self.resources)
+        mutation.update(action_mutations)
+        query.update(getter_queries)
         if self.profile in self.objects:
             query["me"] = GraphQLField(self.objects[self.profile])  # the profile: the token user's own record
         if not query:

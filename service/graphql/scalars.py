@@ -66,3 +66,8 @@ def bind_scalars(schema: GraphQLSchema) -> GraphQLSchema:
         for name, function in _COERCERS.items():
             setattr(found, name, function)
     return schema
+
+
+# Any JSON value, as it is: the answers of actions and getters, and an action's payload.
+GraphQLJSON = GraphQLScalarType(
+    "JSON", description="Any JSON value (an object, a list, a string, a number, a boolean or null), as it is.")

@@ -2,6 +2,7 @@
 import re
 
 from service.core.app import Restify
+from service.http import actions
 from service.http.handlers import (
     CollectionHandler, CollectionUploadHandler, LoginHandler, LogoutHandler, ProfileHandler, ProfileUploadHandler,
     RecordHandler, RecordUploadHandler, RegisterHandler,
@@ -26,6 +27,7 @@ def rest_routes(app: Restify) -> list[tuple]:
     auth_prefix = app.settings.get("server", "auth_prefix").rstrip("/")
     files = app.settings.get("files", "url_prefix").rstrip("/")
     state = {"app": app}
+    before_record, after_record = actions.routes(prefix)
     templates = [
         (f"{auth_prefix}/register", RegisterHandler),
         (f"{auth_prefix}/login", LoginHandler),
@@ -38,7 +40,9 @@ def rest_routes(app: Restify) -> list[tuple]:
         (f"{prefix}/{{resource}}/upload", CollectionUploadHandler),
         *((f"{prefix}/{{resource}}/{{id}}/{operation}/{{relation}}", handler)
           for operation, handler in attaching.HANDLERS.items()),
+        *before_record,  # actions and getters: `actions`, `getters` are not ids either
         (f"{prefix}/{{resource}}/{{id}}", RecordHandler),
         (f"{prefix}/{{resource}}/{{id}}/upload", RecordUploadHandler),
+        *after_record,
     ]
     return [(_pattern(template), handler, state, template) for template, handler in templates]

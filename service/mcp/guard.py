@@ -35,6 +35,8 @@ HINTS = {
     "delete": Hints(read_only=False, destructive=True),
     "attach": Hints(read_only=False),  # the ids end up attached however often it is called
     "detach": Hints(read_only=False, destructive=True), "sync": Hints(read_only=False, destructive=True),
+    # Actions and getters (service/mcp/extensions.py): an action's own `destructive` flag decides that hint.
+    "action": Hints(read_only=False, idempotent=False), "getter": Hints(read_only=True),
 }
 
 
@@ -79,7 +81,8 @@ async def delete_after_confirmation(app: Restify, tool: str, resource: str, id: 
         return {"deleted": True, "id": id}
 
     preview = {"action": "delete", "ids": [record.get("id", id)], "records": [record]}
-    return await after_confirmation(app, tool, arguments, user, record, preview, delete)
+    return await confirm_or_preview(app, tool, arguments, user, {record.get("id", id): _version(record)}, delete,
+                                    preview, "delete", changed="the record")
 
 
 async def relation_change_after_confirmation(app: Restify, tool: str, resource: str, id: str, operation: str,
@@ -97,7 +100,8 @@ async def relation_change_after_confirmation(app: Restify, tool: str, resource: 
 
     preview = {"action": operation, "ids": [record["id"]], "records": [record], "relation": relation,
                "attach": planned["attach"], "detach": planned["detach"]}
-    return await after_confirmation(app, tool, arguments, user, record, preview, change)
+    return await confirm_or_preview(app, tool, arguments, user, {record["id"]: _version(record)}, change,
+                                    preview, operation, changed="the record")
 
 
 def previewed_versions(record: dict[str, Any], accepted: Collection[int] | None) -> Collection[int] | None:
@@ -110,25 +114,24 @@ def previewed_versions(record: dict[str, Any], accepted: Collection[int] | None)
     return at
 
 
-async def after_confirmation(app: Restify, tool: str, arguments: dict[str, Any], user: Model | None,
-                             record: dict[str, Any], preview: dict[str, Any],
-                             run: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
-    """`run()` when `arguments` carry a valid confirmation for `record` as it is now; otherwise
-    `preview` with a new confirmation, and nothing changed."""
+async def confirm_or_preview(app: Restify, tool: str, arguments: dict[str, Any], user: Model | None,
+                             versions: dict[str, str], run: Callable[[], Awaitable[dict[str, Any]]],
+                             preview: dict[str, Any], verb: str, changed: str = "a record") -> dict[str, Any]:
+    """Runs `run` when `arguments` (the call's, as sent) carry a valid confirmation for records still at
+    `versions`; otherwise answers `preview` and a new confirmation, changing nothing."""
     arguments = dict(arguments)
     token = arguments.pop(CONFIRM, None)
-    versions = {record.get("id", ""): _version(record)}
     user_id = str(user.id) if user is not None else ""
     note = ""
     if token is not None:
         previewed = await confirmations.redeem(app, user_id, tool, arguments, str(token))
         if previewed == versions:
             return await run()
-        note = (" The confirmation was not used: the record changed since it was previewed."
+        note = (f" The confirmation was not used: {changed} changed since it was previewed."
                 if previewed is not None else
                 " The confirmation was not accepted (wrong, used, expired, or for another call).")
     token, expires = await confirmations.issue(app, user_id, tool, arguments, versions)
-    message = (f"Nothing was changed.{note} To {preview['action']}, call {tool} again with the same arguments and "
+    message = (f"Nothing was changed.{note} To {verb}, call {tool} again with the same arguments and "
                f'"{CONFIRM}": the token below, before {expires}; it works once.')
     # The token comes first so that a result cut to max_result_bytes still carries it.
     return {"message": message, CONFIRM: token, "expires_at": expires, "preview": preview}

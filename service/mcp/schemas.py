@@ -96,3 +96,5 @@ def relation_change_schema(resource: Resource, relations: list[str], operation: 
     if confirm:
         properties["confirm"] = _CONFIRM
     return _object(properties, ["id", "relation", "ids"])
+# For the tool schemas built beside these (actions and getters: service/mcp/extensions.py).
+object_schema, id_schema, version_schema = _object, _id, _VERSION

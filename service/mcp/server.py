@@ -24,7 +24,7 @@ from service.core.context import Context
 from service.core.errors import answer
 from service.core.models import Model
 from service.core.query import RESERVED
-from service.mcp import attaching as relation_tools, guard, limits
+from service.mcp import attaching as relation_tools, extensions, guard, limits
 from service.mcp.tools import ToolRoute, definitions, routes
 
 log = logging.getLogger("restify.mcp")
@@ -119,6 +119,8 @@ async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller
         return Context(user=caller.user, door="mcp", params=params or {}, base_url=caller.base_url, extras=extras)
 
     name, operation = route.resource, route.operation
+    if operation in extensions.OPERATIONS:
+        return await extensions.call(app, route, arguments, caller.user, context)
     if operation == "index":
         return await operations.index(app, name, context(query_params(arguments),
                                                          f"{caller.base_url}{prefix}/{name}"))

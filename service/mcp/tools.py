@@ -15,7 +15,7 @@ from service.core.app import Restify
 from service.core.context import Context
 from service.core.registry import Resource
 from service.core.serializer import TIMESTAMPS, visible
-from service.mcp import attaching as relation_tools, guard, schemas
+from service.mcp import attaching as relation_tools, extensions, guard, schemas
 
 log = logging.getLogger("restify.mcp")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -26,10 +26,11 @@ _ERRORS = ('Errors come back as a result with isError true and the REST API\'s J
 
 @dataclass(frozen=True)
 class ToolRoute:
-    """Which operation a tool name runs, on which resource."""
+    """Which operation a tool name runs, on which resource (and which action or getter, by its key)."""
     name: str
     resource: str
     operation: str
+    key: str = ""
 
 
 def routes(app: Restify) -> dict[str, ToolRoute]:
@@ -42,11 +43,13 @@ def routes(app: Restify) -> dict[str, ToolRoute]:
                 continue  # the profile is the authenticated user's own record
             if operation in attaching.OPERATIONS and not attaching.many_relations(resource):
                 continue  # nothing to attach to
-            name = f"{resource.name}-{operation}-tool"
-            if not _TOOL_NAME.match(name):
-                log.warning("resource %r cannot be an MCP tool name; skipped", resource.name)
-                continue
-            found[name] = ToolRoute(name, resource.name, operation)
+            named = extensions.tool_routes(resource, operation) if operation in ("actions", "getters") \
+                else [(f"{resource.name}-{operation}-tool", operation, "")]
+            for name, runs, key in named:
+                if not _TOOL_NAME.match(name):
+                    log.warning("%r cannot be an MCP tool name; skipped", name)
+                    continue
+                found[name] = ToolRoute(name, resource.name, runs, key)
     return found
 
 
@@ -70,6 +73,9 @@ def definitions(app: Restify, user: object) -> list[types.Tool]:
 def _definition(app: Restify, resource: Resource, route: ToolRoute, context: Context) -> types.Tool:
     settings = app.settings
     prefix = settings.get("server", "prefix").rstrip("/")
+    if route.operation in extensions.OPERATIONS:
+        title, text, schema, hints = extensions.definition(app, resource, route, context)
+        return _tool(route, title, text + " " + _ERRORS, schema, hints)
     fields = resource.fields(context)
     name = resource.name
     shape = _resource_shape(resource, fields)
@@ -143,8 +149,9 @@ def _server_set(fields: list, action: str) -> str:
     return "".join(notes)
 
 
-def _tool(route: ToolRoute, title: str, description: str, input_schema: dict) -> types.Tool:
-    hints = guard.hints(route.operation)
+def _tool(route: ToolRoute, title: str, description: str, input_schema: dict,
+          hints: guard.Hints | None = None) -> types.Tool:
+    hints = hints or guard.hints(route.operation)
     return types.Tool(
         name=route.name,
         title=title,

@@ -6,7 +6,7 @@ from typing import Any
 
 from service.config import Settings
 from service.core.registry import Registry
-from service.openapi import paths, resources
+from service.openapi import actions, paths, resources
 from service.openapi.components import components
 
 OPENAPI_VERSION = "3.1.0"
@@ -40,6 +40,10 @@ def build_document(registry: Registry, settings: Settings) -> dict[str, Any]:
         schemas.update(resources.schemas(resource))
         path_items.update(paths.repository_paths(resource, settings))
         path_items.update(paths.relation_change_paths(resource, settings))
+        if actions.has_extensions(resource):  # actions and getters, for repositories that declare any
+            schemas.update(actions.schemas(resource))
+            path_items.update(actions.paths(resource, settings, paths.TOKEN if settings.requires_user
+                                            else paths.OPTIONAL_TOKEN))
     schemas.update(paths.profile_schemas(registry, settings))
     schemas.update(paths.auth_schemas(registry, settings))
     path_items.update(paths.profile_paths(registry, settings))
@@ -47,7 +51,7 @@ def build_document(registry: Registry, settings: Settings) -> dict[str, Any]:
     path_items.update(paths.file_paths(settings))
     path_items.update(paths.document_path(settings))
     shared = components()
-    shared["schemas"].update(schemas)
+    shared["schemas"].update({**actions.shared_schemas(), **schemas})
     tags = [{"name": r.name, "description": f"The {r.name} repository."} for r in ordered]
     tags += [{"name": "profile", "description": "The logged-in user's own record."},
              {"name": "auth", "description": "Accounts and bearer tokens."},

@@ -44,6 +44,12 @@ INPUT_MEMBERS = {
     "User": ["bio: String", "current_password: String", "email: String", "name: String", "password: String",
              "password_confirmation: String"],
 }
+# The demo's posts declare actions and getters (repositories/post_actions.py); their fields answer JSON.
+EXTENSION_QUERIES = {"Post": ["postGetter(id: ID, key: String!): JSON"]}
+EXTENSION_MUTATIONS = {
+    "Post": ["runPostAction(action: String!, all: Boolean, id: ID, ids: [ID!], payload: JSON, version: Int): JSON"]}
+JSON_SDL = ('"""\nAny JSON value (an object, a list, a string, a number, a boolean or null), as it is.\n"""\n'
+            "scalar JSON")
 # The scalar of Post.views (an integer field without a 32-bit bound), as the SDL prints it.
 LONG_SDL = ('"""\nA signed 64-bit integer, written in JSON as a string of digits; input also takes an integer.\n"""\n'
             "scalar Long")
@@ -73,13 +79,15 @@ def blocks(text: str) -> list[str]:
 
 def queries_of(type_name: str, first: int = 15) -> list[str]:
     name = type_name[0].lower() + type_name[1:]
-    return [f"{name}(id: ID!): {type_name}", f"{name}List(first: Int = {first}, page: Int = 1): [{type_name}!]!"]
+    return [f"{name}(id: ID!): {type_name}", f"{name}List(first: Int = {first}, page: Int = 1): [{type_name}!]!",
+            *EXTENSION_QUERIES.get(type_name, [])]
 
 
 def mutations_of(type_name: str) -> list[str]:
     return [f"create{type_name}(input: {type_name}Input!): {type_name}!",
             f"delete{type_name}(id: ID!, version: Int): Boolean!",
-            f"update{type_name}(id: ID!, input: {type_name}Input!, version: Int): {type_name}!"]
+            f"update{type_name}(id: ID!, input: {type_name}Input!, version: Int): {type_name}!",
+            *EXTENSION_MUTATIONS.get(type_name, [])]
 
 
 # The posts' BelongsToMany tags: one mutation per operation.
@@ -266,6 +274,7 @@ def test_include_keeps_only_the_named_repositories_and_drops_relations_to_the_ot
     change = "type {0}Change {{\n  id: ID!\n  operation: ChangeOperation!\n  record: {0}\n}}"
     assert sdl(registry, repositories={"include": ["posts", "tags"]}) == "\n\n".join([
         "enum ChangeOperation {\n  CREATED\n  DELETED\n  UPDATED\n}",
+        JSON_SDL,
         LONG_SDL,
         "type Mutation {\n" + "".join(f"  {m}\n" for m in sorted(mutations_of("Post") + mutations_of("Tag") + POST_TAGS))
         + "}",

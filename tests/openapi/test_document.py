@@ -52,7 +52,9 @@ def test_every_route_is_described(document):
     } | {f"{PREFIX}/{name}/{{id}}/upload" for name in ("posts", "users")} | {
         f"{PREFIX}/profile", f"{PREFIX}/profile/upload", "/api/register", "/api/login", "/api/logout",
         "/storage/{path}", f"{PREFIX}/openapi.json",
-    } | {f"{PREFIX}/posts/{{id}}/{operation}/tags" for operation in ("attach", "detach", "sync")}  # BelongsToMany
+    } | {f"{PREFIX}/posts/{{id}}/{operation}/tags" for operation in ("attach", "detach", "sync")} | {
+        f"{PREFIX}/posts/{path}" for path in (  # the demo's posts declare actions and getters
+            "actions", "{id}/actions", "getters", "getters/{key}", "{id}/getters", "{id}/getters/{key}")}
     assert set(document["paths"][f"{PREFIX}/posts"]) == {"get", "post"}
     assert set(document["paths"][f"{PREFIX}/posts/{{id}}"]) == {"parameters", "get", "put", "patch", "post", "delete"}
     assert set(document["paths"][f"{PREFIX}/posts/upload"]) == {"post"}
@@ -61,7 +63,7 @@ def test_every_route_is_described(document):
     assert set(document["paths"][f"{PREFIX}/profile/upload"]) == {"post"}
     operation_ids = [op["operationId"] for item in document["paths"].values() for key, op in item.items()
                      if key != "parameters"]
-    assert len(operation_ids) == len(set(operation_ids)) == 4 * 7 + 2 * 2 + 4 + 3 + 1 + 1 + 3
+    assert len(operation_ids) == len(set(operation_ids)) == 4 * 7 + 2 * 2 + 4 + 3 + 1 + 1 + 3 + 8
 
 
 def test_every_operation_has_one_request_media_type(document):
@@ -377,3 +379,21 @@ def test_attach_detach_and_sync_take_the_relation_ids_and_if_match_and_answer_th
         "$ref": "#/components/schemas/posts.Document"}
     assert {"400", "403", "404", "412", "413", "422"} <= set(post["responses"])
     assert not [path for path in document["paths"] if "/comments/{id}/" in path]  # no BelongsToMany there
+def test_actions_and_getters_of_posts_are_described_with_their_keys_and_payloads(document):
+    paths = document["paths"]
+    run = paths[f"{PREFIX}/posts/actions"]["post"]
+    assert run["parameters"] == [{"name": "action", "in": "query", "required": True,
+                                  "schema": {"type": "string", "enum": ["publish-posts"]},
+                                  "description": "The key of the action or getter (kebab case of its class name, "
+                                                 "unless it says)."}]
+    assert run["requestBody"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/posts.ActionRun"}
+    body = document["components"]["schemas"]["posts.ActionRun"]
+    assert list(body["properties"]) == ["repositories", "views"]
+    assert body["properties"]["views"]["description"] == "publish-posts: Views."
+    assert [p["name"] for p in paths[f"{PREFIX}/posts/{{id}}/actions"]["post"]["parameters"]] == ["action", "If-Match"]
+    assert set(paths[f"{PREFIX}/posts/{{id}}/actions"]["post"]["responses"]) >= {"200", "403", "404", "412", "422"}
+    assert paths[f"{PREFIX}/posts/getters/{{key}}"]["parameters"][0]["schema"] == {"type": "string",
+                                                                                    "enum": ["post-stats"]}
+    assert paths[f"{PREFIX}/posts/getters/{{key}}"]["get"]["responses"]["200"]["content"]["application/json"] == {
+        "schema": {"$ref": "#/components/schemas/GetterResult"}}
+    assert f"{PREFIX}/comments/actions" not in paths  # comments declare none

@@ -164,7 +164,9 @@ def test_stateful_links_conform_to_the_document(service):
     """Sequences along the document's links (and the ones schemathesis infers), e.g. store -> patch -> delete.
     Always derandomized and small: a state machine over a live service sees different responses when
     Hypothesis replays a prefix, which it reports as a flaky strategy once runs get long or random."""
-    machine = schema.as_state_machine()
+    # Actions and getters are fuzzed operation by operation above; as steps here they add enough state
+    # (records published, counts that change) for replayed prefixes to see other answers.
+    machine = schema.exclude(path_regex=r"/(actions|getters)(/|$)").as_state_machine()
     token = service.register("Stateful")["token"]
 
     class Workflow(machine):

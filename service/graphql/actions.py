@@ -1,0 +1,92 @@
+"""Actions and getters in the GraphQL schema: per repository of model `<Type>` that declares some,
+
+    mutation run<Type>Action(action: String!, ids: [ID!], all: Boolean, id: ID, payload: JSON, version: Int): JSON
+    query    <type>Getter(key: String!, id: ID): JSON
+
+One generic field each rather than one per action: the schema stays the same when an action is
+added, and the answers (whatever `handle` returns) are JSON anyway. `ids` or `all` run an action
+offered on the collection (`all`: every record the caller may see); `id` (with `version`, the
+record's meta.version as read) runs one offered on a record. The resolvers call the same
+operations as REST, so policies, validation and the answers are the same.
+"""
+from collections.abc import Callable
+from typing import Any
+
+from graphql import (
+    GraphQLArgument, GraphQLBoolean, GraphQLField, GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull,
+    GraphQLResolveInfo, GraphQLSchema, GraphQLString,
+)
+
+from service.core import actions, getters
+from service.core.app import Restify
+from service.core.context import Context
+from service.core.errors import BadRequest
+from service.core.registry import Resource
+from service.core.writes import expected_versions
+from service.graphql.scalars import GraphQLJSON
+
+_PLAIN = Context(door="console", action="schema")  # what `actions(context)` sees while the schema is built
+
+
+def _names(resource: Resource) -> tuple[str, str]:
+    type_name = resource.model.__name__
+    return f"run{type_name}Action", f"{type_name[:1].lower()}{type_name[1:]}Getter"
+
+
+def schema_fields(resources: list[Resource]) -> tuple[dict[str, GraphQLField], dict[str, GraphQLField]]:
+    """(mutations, queries): `run<Type>Action` and `<type>Getter` for the repositories that declare any."""
+    mutations: dict[str, GraphQLField] = {}
+    queries: dict[str, GraphQLField] = {}
+    for resource in resources:
+        run_name, getter_name = _names(resource)
+        if actions.available(resource, _PLAIN, False) or actions.available(resource, _PLAIN, True):
+            mutations[run_name] = GraphQLField(GraphQLJSON, {
+                "action": GraphQLArgument(GraphQLNonNull(GraphQLString)),
+                "ids": GraphQLArgument(GraphQLList(GraphQLNonNull(GraphQLID))),
+                "all": GraphQLArgument(GraphQLBoolean),
+                "id": GraphQLArgument(GraphQLID),
+                "payload": GraphQLArgument(GraphQLJSON),
+                "version": GraphQLArgument(GraphQLInt),  # with id: the version read (If-Match)
+            })
+        if resource.repository.getters(_PLAIN):
+            queries[getter_name] = GraphQLField(GraphQLJSON, {
+                "key": GraphQLArgument(GraphQLNonNull(GraphQLString)), "id": GraphQLArgument(GraphQLID),
+            })
+    return mutations, queries
+
+
+def _context(info: GraphQLResolveInfo) -> Context:
+    base: Context = info.context["context"]
+    return Context(user=base.user, door="graphql", base_url=base.base_url)
+
+
+def _runner(app: Restify, name: str) -> Callable[..., Any]:
+    async def run(_: Any, info: GraphQLResolveInfo, action: str, ids: list[str] | None = None,
+                  all: bool | None = None, id: str | None = None, payload: Any = None,
+                  version: int | None = None) -> Any:
+        if payload is not None and not isinstance(payload, dict):
+            raise BadRequest("The payload must be an object of the action's fields.")
+        body = dict(payload or {})
+        if all:
+            body[actions.SELECTION] = actions.ALL
+        elif ids is not None:
+            body[actions.SELECTION] = ids
+        answer = await actions.run(app, name, action, body, _context(info), id, expected_versions(version))
+        return answer["data"]
+    return run
+
+
+def _getter(app: Restify, name: str) -> Callable[..., Any]:
+    async def get(_: Any, info: GraphQLResolveInfo, key: str, id: str | None = None) -> Any:
+        return (await getters.run(app, name, key, _context(info), id))["data"]
+    return get
+
+
+def bind(app: Restify, schema: GraphQLSchema, resources: list[Resource]) -> None:
+    """Sets the resolvers of the `run<Type>Action` and `<type>Getter` fields the schema has."""
+    for resource in resources:
+        run_name, getter_name = _names(resource)
+        for owner, field_name, resolver in ((schema.mutation_type, run_name, _runner),
+                                            (schema.query_type, getter_name, _getter)):
+            if owner is not None and field_name in owner.fields:
+                owner.fields[field_name].resolve = resolver(app, resource.name)

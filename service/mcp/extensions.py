@@ -1,0 +1,147 @@
+"""MCP tools of actions and getters: `<r>-<key>-action-tool` per action and `<r>-<key>-getter-tool`
+per getter, for repositories whose `mcp` names "actions" / "getters".
+
+An action tool takes the action's payload fields, and `ids` (or `all`, with `where` for the index
+filters) when it runs on records from the collection, or `id` (and `version`) when it is offered on
+single records only. A destructive action previews the records it would run on (ids and versions)
+and runs only when called again with the confirmation (`[mcp] confirm_destructive`), at those versions.
+A getter tool takes `id` where the getter is offered on records.
+"""
+from collections.abc import Callable
+from typing import Any
+
+from service.config import Settings
+from service.core import actions, getters
+from service.core.app import Restify
+from service.core.context import Context
+from service.core.errors import NotFound
+from service.core.extensions import Extension, offered, query_text
+from service.core.models import Model
+from service.core.parameters import filter_schema, filtered, search_schema
+from service.core.registry import Resource
+from service.core.schemas import write_body
+from service.core.writes import expected_versions
+from service.mcp import guard
+from service.mcp.schemas import id_schema, object_schema, version_schema
+
+Schema = dict[str, Any]
+ACTION, GETTER = "action", "getter"
+OPERATIONS = (ACTION, GETTER)
+_KINDS = {"actions": (ACTION, "actions", actions.Action), "getters": (GETTER, "getters", getters.Getter)}
+# What an action tool's arguments hold besides the payload.
+_SELECTION = ("ids", "all", "where", "id", "version", guard.CONFIRM)
+
+
+def _declared(resource: Resource, operation: str, context: Context) -> list[Extension]:
+    _, method, kind = _KINDS[operation]
+    # On the collection where offered there, else on single records.
+    return [*offered(resource, method, kind, context, on_record=False),
+            *(item for item in offered(resource, method, kind, context, on_record=True) if not item.on_index)]
+
+
+def tool_routes(resource: Resource, operation: str) -> list[tuple[str, str, str]]:
+    """(tool name, ACTION or GETTER, key) for each action or getter the repository declares."""
+    kind = _KINDS[operation][0]
+    return [(f"{resource.name}-{item.key}-{kind}-tool", kind, item.key)
+            for item in _declared(resource, operation, Context(door="mcp", action="tools"))]
+
+
+def _find(resource: Resource, route: Any, context: Context) -> Extension:
+    found = next((item for item in _declared(resource, f"{route.operation}s", context) if item.key == route.key), None)
+    if found is None:
+        raise NotFound()
+    return found
+
+
+def definition(app: Restify, resource: Resource, route: Any, context: Context
+               ) -> tuple[str, str, Schema, guard.Hints]:
+    """(title, description, input schema, hints) of one tool."""
+    item = _find(resource, route, context)
+    prefix = app.settings.get("server", "prefix").rstrip("/")
+    if route.operation == GETTER:
+        where = f"GET {prefix}/{resource.name}" + ("/<id>" if not item.on_index else "") + f"/getters/{item.key}"
+        text = (f"The {item.name} getter of {resource.name} ({where}): read-only. Returns "
+                '{"data": <what it computes>}.' + (" Give id for one record." if item.on_record else ""))
+        return item.name, text, _getter_schema(resource, item), guard.hints(GETTER)
+    action: actions.Action = item
+    confirm = _confirming(app.settings, action)
+    on = "without records" if action.standalone else \
+        ("on the records given as ids, or all (narrowed by where)" if action.on_index else "on one record (id)")
+    text = (f"The {action.name} action of {resource.name} (POST {prefix}/{resource.name}/actions?action={action.key}), "
+            f"run {on}, as you: each record must be one you may run it on, or nothing runs. Returns "
+            '{"data": <what the action answers>} or {"data": {"affected": <records>}}.')
+    if confirm:
+        text += (' It is destructive: the first call changes nothing and returns {"message", "confirm", '
+                 '"expires_at", "preview": {"action", "ids", "versions"}}; show the preview to your user, and only '
+                 'if they agree call again with the same arguments plus "confirm": "<token>".')
+    hints = guard.Hints(read_only=False, destructive=action.destructive, idempotent=False)
+    return action.name, text, _action_schema(app.settings, resource, action, context, confirm), hints
+
+
+def _confirming(settings: Settings, action: actions.Action) -> bool:
+    return action.destructive and bool(settings.get("mcp", "confirm_destructive"))
+
+
+def _action_schema(settings: Settings, resource: Resource, action: actions.Action, context: Context,
+                   confirm: bool) -> Schema:
+    body = write_body(action.fields(context), "store")
+    properties, required = dict(body["properties"]), list(body.get("required", []))
+    if action.standalone:
+        pass
+    elif action.on_index:
+        fields = resource.fields(context)
+        where = {f.name: filter_schema(f, json_null=True) for f in filtered(fields)}
+        search = search_schema(fields, settings)
+        if search:
+            where = {"search": search, **where}
+        properties["ids"] = {"type": "array", "minItems": 1, "items": id_schema(f"A {resource.name} id."),
+                             "description": f"The {resource.name} records to run the action on."}
+        properties["all"] = {"type": "boolean", "description": (
+            f"true: every {resource.name} record you may see (narrowed by where), instead of ids.")}
+        properties["where"] = {**object_schema(where, []), "description": "With all: the index filters that narrow it."}
+    else:
+        properties["id"] = id_schema(f"The {resource.name} record to run the action on.")
+        properties["version"] = version_schema
+        required.append("id")
+    if confirm:
+        properties[guard.CONFIRM] = {"type": "string", "minLength": 1, "description": (
+            "The token a first call without it returned: send it only once your user has agreed to the preview.")}
+    return object_schema(properties, required)
+
+
+def _getter_schema(resource: Resource, getter: getters.Getter) -> Schema:
+    if not getter.on_record:
+        return object_schema({}, [])
+    text = f"The {resource.name} record to compute it for" + ("; leave it out for the collection." if getter.on_index
+                                                               else ".")
+    return object_schema({"id": id_schema(text)}, [] if getter.on_index else ["id"])
+
+
+async def call(app: Restify, route: Any, arguments: dict[str, Any], user: Model | None,
+               context: Callable[..., Context]) -> dict[str, Any]:
+    """Runs the tool `route` names with `arguments`; `context(params)` makes the caller's context."""
+    if route.operation == GETTER:
+        id = arguments.get("id")
+        return await getters.run(app, route.resource, route.key, context(), None if id is None else query_text(id))
+    sent = dict(arguments)
+    values = {k: v for k, v in arguments.items() if k not in _SELECTION}
+    where = arguments.get("where") if isinstance(arguments.get("where"), dict) else {}
+    if arguments.get("all") is True:
+        values[actions.SELECTION] = actions.ALL
+    elif "ids" in arguments:
+        values[actions.SELECTION] = arguments["ids"]
+    id = arguments.get("id")
+    prepared = await actions.prepare(
+        app, route.resource, route.key, values, context({k: query_text(v) for k, v in where.items()}),
+        None if id is None else query_text(id), expected_versions(arguments.get("version")))
+    if not _confirming(app.settings, prepared.action):
+        return await actions.perform(prepared)
+    versions = prepared.current_versions()
+
+    async def run() -> dict[str, Any]:
+        prepared.at_versions(versions)  # a record changed since the preview is refused inside its write
+        return await actions.perform(prepared)
+
+    preview = {"action": route.key, "ids": list(versions), "versions": versions}
+    return await guard.confirm_or_preview(app, route.name, sent, user, {k: str(v) for k, v in versions.items()},
+                                          run, preview, f"run {prepared.action.name}")
