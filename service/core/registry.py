@@ -14,7 +14,7 @@ from service.core.context import Context
 from service.core.errors import DeclarationError, NotAnApplication
 from service.core.fields import Field
 from service.core.models import Model, RelationDecl
-from service.core.policies import Policy, PolicyMap
+from service.core.policies import Policy, PolicyMap, check_scope
 from service.core.query import RESERVED
 from service.core.repository import Repository
 from service.core.rules import check_declaration
@@ -165,6 +165,7 @@ def _check_policies(policies: dict[Any, Any]) -> None:
         policy_class = policy if isinstance(policy, type) else type(policy)
         if not issubclass(policy_class, Policy):
             raise DeclarationError(f"POLICIES[{model_class.__name__}] = {policy!r} is not a Policy")
+        check_scope(policy() if isinstance(policy, type) else policy)
 
 
 def load_app(app_dir: str | Path, package: str = "repositories") -> Registry:
