@@ -11,7 +11,7 @@ take the one write path (`writes`).
 from typing import Any
 from urllib.parse import urlencode
 
-from service.core import cursors, loading, uploads
+from service.core import cursors, loading, through, uploads
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import Forbidden, NotFound, Unauthenticated
@@ -74,14 +74,19 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
         equals=equals,
         search_fields=tuple(f.name for f in fields if f.is_searchable),
         search_text=query.search,
+        search_within=await through.search_within(app, resource, context, query.search),
         conditions=conditions,
     ))
     collection = app.collection(resource)
     # A cursor is bound to what chooses and orders the records, and to the page size.
     bound = cursors.binding(resource.name, query.sort, sorted(equals.items()), conditions, query.search,
                             query.per_page)
-    page = await cursors.read_page(collection, where, query.sort, query.per_page, query.page, query.cursor,
-                                   cursors.key(app.settings), bound)
+    if through.relation_key(query.sort):
+        page = await through.read_page(app, resource, context, where, query.sort, query.per_page, query.page,
+                                       query.cursor)
+    else:
+        page = await cursors.read_page(collection, where, query.sort, query.per_page, query.page, query.cursor,
+                                       cursors.key(app.settings), bound)
     total = await collection.count(where) if query.counted else None
     gate = app.registry.policies.gate(resource.model, context.user)
     rows = [(d, record) for d, record in ((d, resource.model(d)) for d in page.documents) if gate.shows(record)]

@@ -588,3 +588,23 @@ async def test_a_rule_beside_conditions_is_counted_as_it_is_found(db):
     ranged = Filter(conditions=(("age", "gte", 30), ("age", "lt", 41), ("note", "null", True)))
     assert ranged.to_mongo() == {"age": {"$gte": 30, "$lt": 41}, "note": {"$in": [None]}}
     assert (await names(people, ranged), await people.count(ranged)) == (["Ann"], 1)
+
+
+# -- counting per value (the relation sort walks parents by their children's counts) -------------
+
+async def test_count_by_counts_matching_documents_per_value(db):
+    people = db.collection("people")
+    await seed(people, PEOPLE + ({"name": "Dan", "age": 30, "group": None}, {"name": "Eve", "age": 19}))
+    assert await people.count_by(Filter(), "group") == {"a": 2, "b": 1, None: 2}
+    assert await people.count_by(Filter(conditions=(("group", "in", ("a", "z")),)), "group") == {"a": 2}
+    assert await people.count_by(Filter(conditions=(("age", "gte", 30),), any_of=({"active": True},)), "group") \
+        == {"a": 2}
+    assert await people.count_by(Filter(equals={"id": INVALID_ID}), "group") == {}
+
+
+async def test_nin_of_many_ids_matches_missing_and_null_too(db):
+    people = db.collection("people")
+    await seed(people, PEOPLE + ({"name": "Dan", "group": None}, {"name": "Eve"}))
+    many = tuple(f"{n:024x}" for n in range(2000)) + ("a",)
+    assert await names(people, Filter(conditions=(("group", "nin", many),))) == ["Bob", "Dan", "Eve"]
+    assert await people.count(Filter(conditions=(("group", "nin", many),))) == 3
