@@ -91,16 +91,6 @@ class Collection:
         rows = await self._col.aggregate([{"$match": query}, {"$count": "n"}]).to_list(length=1)
         return rows[0]["n"] if rows else 0
 
-    @unavailable_as_error
-    async def count_by(self, where: Filter, name: str) -> dict[Any, int]:
-        """How many documents `where` matches, per value of `name` (one `$group` pass; values no
-        document has are absent). `name` is a stored field, not the id."""
-        query = where.to_mongo()
-        if query is None:
-            return {}
-        pipeline = [{"$match": query}, {"$group": {"_id": f"${name}", "n": {"$sum": 1}}}]
-        return {row["_id"]: row["n"] async for row in self._col.aggregate(pipeline)}
-
     async def find_by_id(self, id: str) -> dict | None:
         rows = await self.find(Filter(equals={"id": id}), limit=1)
         return rows[0] if rows else None

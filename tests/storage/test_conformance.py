@@ -590,17 +590,7 @@ async def test_a_rule_beside_conditions_is_counted_as_it_is_found(db):
     assert (await names(people, ranged), await people.count(ranged)) == (["Ann"], 1)
 
 
-# -- counting per value (the relation sort walks parents by their children's counts) -------------
-
-async def test_count_by_counts_matching_documents_per_value(db):
-    people = db.collection("people")
-    await seed(people, PEOPLE + ({"name": "Dan", "age": 30, "group": None}, {"name": "Eve", "age": 19}))
-    assert await people.count_by(Filter(), "group") == {"a": 2, "b": 1, None: 2}
-    assert await people.count_by(Filter(conditions=(("group", "in", ("a", "z")),)), "group") == {"a": 2}
-    assert await people.count_by(Filter(conditions=(("age", "gte", 30),), any_of=({"active": True},)), "group") \
-        == {"a": 2}
-    assert await people.count_by(Filter(equals={"id": INVALID_ID}), "group") == {}
-
+# -- the records of no listed parent (the relation sort's last part) ---------------------------------
 
 async def test_nin_of_many_ids_matches_missing_and_null_too(db):
     people = db.collection("people")
