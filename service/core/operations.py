@@ -11,7 +11,7 @@ take the one write path (`writes`).
 from typing import Any
 from urllib.parse import urlencode
 
-from service.core import cursors, loading, through, uploads
+from service.core import cursors, fieldsets, loading, through, uploads
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import Forbidden, NotFound, Unauthenticated
@@ -66,6 +66,7 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     fields = resource.fields(context)
     repeated = context.extras.get("repeated") or {}
     query = parse_index(resource, fields, context.params, app.settings, repeated)
+    chosen = fieldsets.parse(app, resource, context)
     equals = canonical_references(app, fields, query.equals)
     conditions = tuple((field, operation, canonical_references(app, fields, {field: value})[field])
                        for field, operation, value in query.conditions)
@@ -99,6 +100,7 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
                         record_meta(gate.flags(record, shown=True), d))
         for d, record in rows
     ]
+    fieldsets.apply(data, chosen)
     return _envelope(context, query, page, repeated, total, data)
 
 
@@ -153,8 +155,11 @@ async def show(app: Restify, name: str, id: str, context: Context) -> dict[str, 
     context.action = "show"
     resource = enter(app, name, context)
     asked = asked_relations(app, resource, context)
+    chosen = fieldsets.parse(app, resource, context)
     document = await _find(app, resource, id, context)
-    return {"data": await with_relations(app, resource, context, document, asked)}
+    data = await with_relations(app, resource, context, document, asked)
+    fieldsets.apply(data, chosen)
+    return {"data": data}
 
 
 async def store(app: Restify, name: str, payload: dict[str, Any], context: Context,

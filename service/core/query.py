@@ -22,6 +22,8 @@ RESERVED = {"page", "perPage", "per_page", "relatablePerPage", "search", "sort",
 RelationTree = dict[str, "RelationTree"]
 # The one bracket shape a parameter name may have: `<field>[<op>]`, or `-<field>` for `ne`.
 _FILTER_NAME = re.compile(r"^(?P<negated>-)?(?P<field>[A-Za-z_][A-Za-z0-9_]*)(?:\[(?P<op>[A-Za-z]+)\])?$", re.ASCII)
+# `fields[<type>]` (sparse fieldsets, `service.core.fieldsets`): the other bracket shape a name may have.
+FIELDSET_NAME = re.compile(r"^fields\[(?P<type>[A-Za-z_][A-Za-z0-9_]*)\]$", re.ASCII)
 _COUNTS = ("exact", "none")
 
 
@@ -72,7 +74,7 @@ def relatable_per_page(params: Mapping[str, str], settings: Settings) -> int:
 def check_parameter_names(params: Mapping[str, str]) -> None:
     for name in params:
         bracketed = "[" in name or "]" in name
-        if "$" in name or "." in name or (bracketed and not _FILTER_NAME.match(name)):
+        if "$" in name or "." in name or (bracketed and not (_FILTER_NAME.match(name) or FIELDSET_NAME.match(name))):
             raise BadRequest(f"The query parameter {name!r} is not allowed: operators cannot be sent in a query.",
                              {name: ["Operators are not allowed in query parameters."]})
 
