@@ -12,7 +12,8 @@ class PostRepository(Repository):
         from repositories.tags import TagRepository
         from repositories.users import UserRepository
         return {
-            "user": BelongsTo("user", UserRepository),
+            # `search` also finds posts by their author's name; `sort=user.name` orders by it.
+            "user": BelongsTo("user", UserRepository).searchable("name").sortable("name"),
             "comments": HasMany("comments", CommentRepository),
             "tags": BelongsToMany("tags", TagRepository),
         }

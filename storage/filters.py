@@ -28,10 +28,13 @@ class Filter:
     search_fields: tuple[str, ...] = ()
     search_text: str = ""
     within: tuple[str, tuple[Any, ...]] | None = None
+    # Search also matches records whose `field` is one of these values (the ids of related records
+    # whose own fields match the text): (field, values) alternatives beside `search_fields`.
+    search_within: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     since: tuple[str, Any] | None = None    # field >= value
     before: tuple[str, Any] | None = None   # field < value
-    # A read rule: a record matches when it has every value of at least one alternative.
-    # None: no rule; (): nothing matches.
+    # A read rule: a record matches when it satisfies every entry of at least one alternative; an
+    # entry is an exact value or {operation: value} (`eq` or one of OPERATIONS). None: no rule; (): nothing.
     any_of: tuple[dict[str, Any], ...] | None = None
     conditions: tuple[Condition, ...] = ()
     # Only records after this position in this sort (a cursor page); the sort ends with "id".
@@ -47,10 +50,14 @@ class Filter:
             if rule is None:
                 return None
             clauses.extend(rule)
-        if self.search_text and self.search_fields:
+        if self.search_text and (self.search_fields or self.search_within):
             # re.escape makes the user's text a literal: no pattern reaches the server.
             pattern = re.escape(self.search_text)
-            clauses.append({"$or": [{name: {"$regex": pattern, "$options": "i"}} for name in self.search_fields]})
+            branches = [{name: {"$regex": pattern, "$options": "i"}} for name in self.search_fields]
+            branches += [_condition(name, "in", values) for name, values in self.search_within if values]
+            if not branches:
+                return None  # only related fields are searched, and no related record matches
+            clauses.append({"$or": branches})
         if self.within is not None:
             name, values = self.within
             for value in values:
@@ -115,11 +122,28 @@ def _exact(values: dict[str, Any]) -> list[dict[str, Any]] | None:
     return clauses
 
 
+def _rule(values: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The clauses of one alternative of a read rule: exact values, and {operation: value} entries."""
+    clauses = _exact({name: value for name, value in values.items() if not isinstance(value, dict)})
+    if clauses is None:
+        return None
+    for name, operations in sorted((n, v) for n, v in values.items() if isinstance(v, dict)):
+        for operation, value in sorted(operations.items()):
+            if operation != "eq":
+                clauses.append(_condition(name, operation, value))
+                continue
+            exact = _exact({name: value})
+            if exact is None:
+                return None
+            clauses.extend(exact)
+    return clauses
+
+
 def _alternatives(alternatives: tuple[dict[str, Any], ...]) -> list[dict[str, Any]] | None:
-    """The clauses of a rule "any of these exact-value sets" (ANDed with the others); None: no match."""
+    """The clauses of a rule "any of these alternatives" (ANDed with the others); None: no match."""
     branches = []
     for values in alternatives:
-        clauses = _exact(values)
+        clauses = _rule(values)
         if clauses == []:
             return []  # an empty alternative admits every record
         if clauses is not None:
@@ -159,6 +183,8 @@ def _condition(name: str, operation: str, value: Any) -> dict[str, Any]:
         key = "_id" if name == "id" else name
         return {key: {"$in": [None]}} if value else _present(key)
     if operation in ("in", "nin"):
+        if not isinstance(value, (tuple, list)):
+            raise TypeError(f"filter value for {name!r} {operation} must be a list, got {type(value).__name__}")
         pairs = [_stored(name, item) for item in value]
         key = "_id" if name == "id" else name
         items = [item for _, item in pairs if not (name == "id" and item is None)]

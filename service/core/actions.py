@@ -185,7 +185,7 @@ async def _selected(app: Restify, resource: Resource, selection: Any, context: C
     for "all" every record the user's scope and the request's index filters select."""
     limit = app.settings.cap("actions", "max_records")
     if selection == ALL:
-        where = _index_filter(app, resource, context)
+        where = await _index_filter(app, resource, context)
         documents = await app.collection(resource).find(where, sort=[("id", 1)], limit=limit + 1 if limit else 0)
         if limit is not None and len(documents) > limit:
             raise BadRequest(f"The action would run on more than {limit} records; narrow the filters.",
@@ -211,9 +211,9 @@ async def _selected(app: Restify, resource: Resource, selection: Any, context: C
     return [found[i] for i in ids]
 
 
-def _index_filter(app: Restify, resource: Resource, context: Context) -> Filter:
+async def _index_filter(app: Restify, resource: Resource, context: Context) -> Filter:
     """What the index would select with the request's parameters, minus pages and sorting."""
     params = {k: v for k, v in context.params.items() if k != "action"}
     fields = resource.fields(context)
     query = parse_index(resource, fields, params, app.settings, context.extras.get("repeated") or {})
-    return operations.index_filter(app, resource, fields, query, context)
+    return await operations.index_filter(app, resource, fields, query, context)

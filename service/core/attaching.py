@@ -19,7 +19,7 @@ which operation; `values` holds `updated_at`, and for sync the new array too, wh
 from dataclasses import dataclass
 from typing import Any
 
-from service.core import operations
+from service.core import fieldsets, operations
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import NotFound, PreconditionFailed, ValidationFailed
@@ -160,6 +160,7 @@ async def change(app: Restify, name: str, id: str, operation: str, relation: str
     context.action = operation
     resource = operations.enter(app, name, context)
     tree, cap = asked_relations(app, resource, context)  # a bad parameter is a 400 before anything is written
+    chosen = fieldsets.parse(app, resource, context)
     if relation in resource.relations:
         tree = {**tree, relation: tree.get(relation, {})}
     for attempt in range(1, SYNC_ATTEMPTS + 1):
@@ -172,7 +173,9 @@ async def change(app: Restify, name: str, id: str, operation: str, relation: str
             # Only sync can find its own read outdated; without If-Match the client asked for no version.
             if operation != "sync" or versions is not None or attempt == SYNC_ATTEMPTS:
                 raise PreconditionFailed() from None
-    return {"data": await with_relations(app, planned.resource, context, document, (tree, cap))}
+    data = await with_relations(app, planned.resource, context, document, (tree, cap))
+    fieldsets.apply(data, chosen)
+    return {"data": data}
 
 
 async def preview(app: Restify, name: str, id: str, operation: str, relation: str, payload: Any,

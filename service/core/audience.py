@@ -7,6 +7,7 @@ fields visible in this context, eager relations, and the same presentation (`pre
 from collections.abc import Mapping
 from typing import Any
 
+from service.core import scopes
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.presenting import with_relations
@@ -19,12 +20,10 @@ def matches(values: Mapping[str, Any], document: Mapping[str, Any]) -> bool:
     return all(document.get(name) == value for name, value in values.items())
 
 
-def in_scope(alternatives: tuple[Mapping[str, Any], ...] | None, document: Mapping[str, Any]) -> bool:
-    """A policy's read rule as `PolicyMap.scope` gives it (None reads everything; else alternatives of
-    exact values, `()` none) tested on one document, as the query would."""
-    if alternatives is None:
-        return True
-    return any(matches(alternative, document) for alternative in alternatives)
+def in_scope(alternatives: tuple[dict[str, Any], ...] | None, document: Mapping[str, Any]) -> bool:
+    """A policy's read rule as `PolicyMap.scope` gives it (None reads everything; else alternatives,
+    `()` none) tested on one document, as the query would."""
+    return scopes.admits(alternatives, document)
 
 
 async def present(app: Restify, resource: Resource, context: Context, document: dict[str, Any]) -> dict[str, Any] | None:

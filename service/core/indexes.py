@@ -4,6 +4,10 @@ What gets an index, and why:
 - a matchable or sortable field: `(field, 1), (id, 1)` — filters and sorts end on the id tie-break;
 - a relation key: a belongs_to local key (`user_id`) and a belongs_to_many id array (`tag_ids`) on the
   owner's collection, a has_many foreign key (`post_id`) on the related one;
+- a relation sort (`BelongsTo(...).sortable("name")`): `(name, 1), (id, 1)` on the parent's collection,
+  which reads the parents in that order (each parent's records then use the relation key's index). A
+  relation search (`.searchable(...)`) gets none: a case-insensitive substring match cannot use an index,
+  and its second step, `$in` of parent ids, uses the relation key's;
 - a `unique:` rule: a unique index on the collection and column it names (also the bearer tokens' hash);
 - a field a policy scope filters on: the policy's `scope_fields`, if it declares them, else the keys of
   what `scope(None)` answers. A scope built from the user (`{"user_id": user.id}`) cannot be read
@@ -116,6 +120,9 @@ def _relation_indexes(plan: Plan, resource: Resource) -> None:
             plan.add(relation.target.collection, ((relation.foreign_key, 1),), f"{reason} of {resource.name}")
         elif relation.local_key != "id":
             plan.add(resource.collection, ((relation.local_key, 1),), reason)
+        for name in (n for n in relation.sort_fields if n != "id"):  # the id order has its own index
+            plan.add(relation.target.collection, ((name, 1), ("id", 1)),
+                     f"sort of {resource.name} by {relation.name}.{name}")
 
 
 def scope_fields(registry: Registry, resource: Resource) -> tuple[str, ...]:

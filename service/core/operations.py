@@ -11,7 +11,7 @@ take the one write path (`writes`).
 from typing import Any
 from urllib.parse import urlencode
 
-from service.core import cursors, loading, uploads
+from service.core import cursors, fieldsets, loading, through, uploads
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import Forbidden, NotFound, Unauthenticated
@@ -70,13 +70,18 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     fields = resource.fields(context)
     repeated = context.extras.get("repeated") or {}
     query = parse_index(resource, fields, context.params, app.settings, repeated)
-    where = index_filter(app, resource, fields, query, context)
+    chosen = fieldsets.parse(app, resource, context)
+    where = await index_filter(app, resource, fields, query, context)
     collection = app.collection(resource)
     # A cursor is bound to what chooses and orders the records, and to the page size.
     bound = cursors.binding(resource.name, query.sort, sorted(where.equals.items()), where.conditions, query.search,
                             query.per_page)
-    page = await cursors.read_page(collection, where, query.sort, query.per_page, query.page, query.cursor,
-                                   cursors.key(app.settings), bound)
+    if through.relation_key(query.sort):
+        page = await through.read_page(app, resource, context, where, query.sort, query.per_page, query.page,
+                                       query.cursor)
+    else:
+        page = await cursors.read_page(collection, where, query.sort, query.per_page, query.page, query.cursor,
+                                       cursors.key(app.settings), bound)
     total = await collection.count(where) if query.counted else None
     gate = app.registry.policies.gate(resource.model, context.user)
     rows = [(d, record) for d, record in ((d, resource.model(d)) for d in page.documents) if gate.shows(record)]
@@ -89,10 +94,11 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
                         record_meta(gate.flags(record, shown=True), d))
         for d, record in rows
     ]
+    fieldsets.apply(data, chosen)
     return _envelope(context, query, page, repeated, total, data)
 
 
-def index_filter(app: Restify, resource: Resource, fields: list, query: IndexQuery, context: Context) -> Filter:
+async def index_filter(app: Restify, resource: Resource, fields: list, query: IndexQuery, context: Context) -> Filter:
     """The records an index query selects (its matches, filters and search), within the user's scope;
     index actions that run on "all" select with it too."""
     equals = canonical_references(app, fields, query.equals)
@@ -103,6 +109,7 @@ def index_filter(app: Restify, resource: Resource, fields: list, query: IndexQue
         equals=equals,
         search_fields=tuple(f.name for f in fields if f.is_searchable),
         search_text=query.search,
+        search_within=await through.search_within(app, resource, context, query.search),
         conditions=conditions,
     ))
 
@@ -158,8 +165,11 @@ async def show(app: Restify, name: str, id: str, context: Context) -> dict[str, 
     context.action = "show"
     resource = enter(app, name, context)
     asked = asked_relations(app, resource, context)
+    chosen = fieldsets.parse(app, resource, context)
     document = await _find(app, resource, id, context)
-    return {"data": await with_relations(app, resource, context, document, asked)}
+    data = await with_relations(app, resource, context, document, asked)
+    fieldsets.apply(data, chosen)
+    return {"data": data}
 
 
 async def store(app: Restify, name: str, payload: dict[str, Any], context: Context,

@@ -7,7 +7,9 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from service.config import Settings
+from service.core.context import Context
 from service.core.description import describe
+from service.core.fieldsets import selectable
 from service.core.fields import Field
 from service.core.query import RESERVED, max_related_depth
 
@@ -32,8 +34,15 @@ def per_page_schema(resource: "Resource", settings: Settings) -> Schema:
     return {"type": "integer", "minimum": 1, "description": text}
 
 
-def search_schema(fields: list[Field], settings: Settings) -> Schema | None:
-    searchable = [f.name for f in fields if f.is_searchable]
+def relation_searches(resource: "Resource") -> list[str]:
+    """`<relation>.<field>` for each related field `search` also matches (`BelongsTo(...).searchable`)."""
+    return [f"{name}.{field_name}" for name, relation in sorted(resource.relations.items())
+            for field_name in relation.search_fields]
+
+
+def search_schema(fields: list[Field], settings: Settings, through: list[str] | None = None) -> Schema | None:
+    """`through`: the related fields searched too (`relation_searches`)."""
+    searchable = [f.name for f in fields if f.is_searchable] + (through or [])
     if not searchable:
         return None
     limit = int(settings.get("query", "max_search_length") or 255)
@@ -41,15 +50,21 @@ def search_schema(fields: list[Field], settings: Settings) -> Schema | None:
             "description": f"Case-insensitive text searched in: {', '.join(searchable)}."}
 
 
-def sort_schema(fields: list[Field]) -> Schema:
+def sort_schema(fields: list[Field], through: list[str] | None = None) -> Schema:
+    """`through`: the `<relation>.<field>` keys allowed first (`query.relation_sorts`)."""
     sortable = [f.name for f in fields if f.is_sortable] + ["id"]
     example = f"-{sortable[0]},id" if len(sortable) > 1 else "-id"
     schema: Schema = {"type": "string"}
-    if all(_NAME.match(name) for name in sortable):
+    if all(_NAME.match(name) for name in sortable) and all(_NAME.match(n.replace(".", "_")) for n in through or []):
         one = f"[-+]?(?:{'|'.join(sortable)})"
-        schema["pattern"] = f"^{one}(?:,{one})*$"
-    schema["description"] = (f"Comma-separated fields to sort by, '-' first for descending (e.g. '{example}'); "
-                             f"sortable: {', '.join(sortable)}. Ties are broken by id; any other field is a 400.")
+        first = f"[-+]?(?:{'|'.join(re.escape(n) for n in [*sorted(through), *sortable])})" if through else one
+        schema["pattern"] = f"^{first}(?:,{one})*$"
+    text = (f"Comma-separated fields to sort by, '-' first for descending (e.g. '{example}'); "
+            f"sortable: {', '.join(sortable)}. Ties are broken by id; any other field is a 400.")
+    if through:
+        text += (f" A related field ({', '.join(sorted(through))}) may come first: records in the order of their "
+                 "related record, those without a visible one last; with page, not cursor.")
+    schema["description"] = text
     return schema
 
 
@@ -84,6 +99,50 @@ def include_schema(resource: "Resource", settings: Settings) -> Schema | None:
         text += f" Dotted paths load nested ones{f' (e.g. {nested})' if nested else ''}, at most {depth} levels."
     schema["description"] = text + " An unknown or too deep path is a 400."
     return schema
+
+
+def fieldset_types(resource: "Resource", settings: Settings) -> list["Resource"]:
+    """The resource and every type its relation paths reach: what `fields[<type>]` may name usefully."""
+    found = {resource.name: resource}
+    for path in relation_paths(resource, max_related_depth(settings)):
+        owner = resource
+        for part in path.split("."):
+            owner = owner.relations[part].target
+        found.setdefault(owner.name, owner)
+    return list(found.values())
+
+
+def fieldset_lists(resource: "Resource", settings: Settings, context: Context) -> dict[str, list[str]]:
+    """Per type the answer may hold, the names `fields[<type>]` may list."""
+    return {target.name: selectable(target, context) for target in fieldset_types(resource, settings)}
+
+
+FIELDSETS_TEXT = ("Sparse fieldsets: only these attributes and relations come back (id, type and meta always "
+                  "do); a relation listed here is not loaded by it (use include). An unknown or hidden name is "
+                  "a 400.")
+
+
+def fieldset_schema(type_name: str, names: list[str]) -> Schema:
+    """One query-string fieldset, `fields[<type>]=a,b` (empty: only id, type and meta)."""
+    schema: Schema = {"type": "string"}
+    if all(_NAME.match(name) for name in names):
+        schema["pattern"] = f"^(?:{_list_pattern(names)[1:-1]})?$"
+    schema["description"] = f"Comma-separated names of {type_name} to keep: {', '.join(names)}. " + FIELDSETS_TEXT
+    return schema
+
+
+def fields_schema(resource: "Resource", settings: Settings, context: Context) -> Schema:
+    """`fields` as tool arguments: a list (for the listed type) or an object of lists per type."""
+    lists = fieldset_lists(resource, settings, context)
+
+    def names(items: list[str]) -> Schema:
+        return {"type": "array", "items": {"type": "string", "enum": items}, "uniqueItems": True}
+
+    return {"anyOf": [names(lists[resource.name]),
+                      {"type": "object", "properties": {t: names(n) for t, n in lists.items()},
+                       "additionalProperties": False}],
+            "description": f"A list of {resource.name} names, or an object of such lists per type "
+                           f"({', '.join(lists)}). " + FIELDSETS_TEXT}
 
 
 def filtered(fields: list[Field]) -> list[Field]:

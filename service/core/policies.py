@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from service.core.errors import DeclarationError
 from service.core.models import Model
+from service.core.scopes import compile_alternatives
 from storage import Filter
 
 log = logging.getLogger("restify.policies")
@@ -27,8 +29,9 @@ class AnyOf:
 
 def any_of(*alternatives: Mapping[str, Any]) -> AnyOf:
     """`scope()` for rules such as "published or mine":
-    `any_of({"published": True}, {"user_id": user.id})`. Values are exact (None: missing or null);
-    with no alternative nothing is in scope."""
+    `any_of({"published": True}, {"user_id": user.id})`. Values are exact (None: missing or null) or
+    operator expressions (`{"views": {"gte": 10}}`, see `service.core.scopes`); with no alternative
+    nothing is in scope."""
     return AnyOf(tuple(dict(a) for a in alternatives))
 
 
@@ -43,8 +46,9 @@ class Policy:
 
     def scope(self, user: Model | None) -> Scope:
         """Which records `user` may read at all, applied inside every query that reads them:
-        True (all, then filtered by `show`), False (none), exact field values ({"user_id": user.id}),
-        or `any_of({...}, {...})` of such dicts ("published or mine")."""
+        True (all, then filtered by `show`), False (none), field values ({"user_id": user.id}, or
+        operator expressions such as {"views": {"gte": 10}}), or `any_of({...}, {...})` of such dicts
+        ("published or mine")."""
         return True
 
     def show(self, user: Model | None, record: Model) -> bool:
@@ -62,6 +66,30 @@ class Policy:
 
 class _DenyAll(Policy):
     pass
+
+
+def read_scope(policy: str, scope: Any) -> tuple[dict[str, Any], ...] | None:
+    """What `scope()` answered, compiled: None reads everything, () nothing."""
+    if isinstance(scope, bool):
+        return None if scope else ()
+    if isinstance(scope, AnyOf):
+        alternatives: tuple[Any, ...] = scope.alternatives
+    elif isinstance(scope, Mapping):
+        alternatives = (scope,)
+    else:
+        raise DeclarationError(f"{policy}.scope() must return True, False, a dict or any_of(...), "
+                               f"not {type(scope).__name__}")
+    return compile_alternatives(policy, alternatives)
+
+
+def check_scope(policy: Policy) -> None:
+    """At start-up: a scope that answers a guest with a malformed rule is a DeclarationError. A scope
+    that needs a user (and raises without one) is checked at its first use instead."""
+    try:
+        scope = policy.scope(None)
+    except Exception:
+        return
+    read_scope(type(policy).__name__, scope)
 
 
 class PolicyMap:
@@ -93,21 +121,13 @@ class PolicyMap:
         return self.gate(model_class, user).allows(action, record)
 
     def scope(self, model_class: type[Model], user: Model | None) -> tuple[dict[str, Any], ...] | None:
-        """The read rule as alternatives of exact values: None reads everything, () nothing.
-        A scope that raises or has the wrong shape reads nothing (fails closed, loudly)."""
+        """The read rule as compiled alternatives (`service.core.scopes`): None reads everything, ()
+        nothing. A scope that raises, or is malformed (an unknown operator, a wrong shape: a
+        DeclarationError naming the policy, also raised at start-up by `check_scope`), reads nothing
+        (fails closed, loudly)."""
         policy = self.for_model(model_class)
         try:
-            scope = policy.scope(user)
-            if isinstance(scope, bool):
-                return None if scope else ()
-            if isinstance(scope, AnyOf):
-                alternatives = scope.alternatives
-            elif isinstance(scope, Mapping):
-                alternatives = (dict(scope),)
-            else:
-                raise TypeError(f"a scope is True, False, a dict or any_of(...), not {type(scope).__name__}")
-            Filter(any_of=alternatives).to_mongo()  # refuses operators and lists: a scope holds exact values
-            return alternatives
+            return read_scope(type(policy).__name__, policy.scope(user))
         except Exception:
             log.exception("policy %s.scope failed; reading nothing", type(policy).__name__)
             return ()

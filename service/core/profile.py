@@ -6,7 +6,7 @@ policy: nobody else's record can be reached through them.
 """
 from typing import Any
 
-from service.core import uploads
+from service.core import fieldsets, uploads
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import Unauthenticated
@@ -42,7 +42,10 @@ async def show(app: Restify, context: Context) -> dict[str, Any]:
     resource = _repository(app, context)
     if resource is None:
         return resource_object(app.settings.get("auth", "user_repository"), _fallback_fields(), document)
-    return await with_relations(app, resource, context, document, asked_relations(app, resource, context))
+    asked, chosen = asked_relations(app, resource, context), fieldsets.parse(app, resource, context)
+    data = await with_relations(app, resource, context, document, asked)
+    fieldsets.apply(data, chosen)
+    return data
 
 
 async def update(app: Restify, payload: dict[str, Any], context: Context,

@@ -22,6 +22,8 @@ RESERVED = {"page", "perPage", "per_page", "relatablePerPage", "search", "sort",
 RelationTree = dict[str, "RelationTree"]
 # The one bracket shape a parameter name may have: `<field>[<op>]`, or `-<field>` for `ne`.
 _FILTER_NAME = re.compile(r"^(?P<negated>-)?(?P<field>[A-Za-z_][A-Za-z0-9_]*)(?:\[(?P<op>[A-Za-z]+)\])?$", re.ASCII)
+# `fields[<type>]` (sparse fieldsets, `service.core.fieldsets`): the other bracket shape a name may have.
+FIELDSET_NAME = re.compile(r"^fields\[(?P<type>[A-Za-z_][A-Za-z0-9_]*)\]$", re.ASCII)
 _COUNTS = ("exact", "none")
 
 
@@ -72,13 +74,21 @@ def relatable_per_page(params: Mapping[str, str], settings: Settings) -> int:
 def check_parameter_names(params: Mapping[str, str]) -> None:
     for name in params:
         bracketed = "[" in name or "]" in name
-        if "$" in name or "." in name or (bracketed and not _FILTER_NAME.match(name)):
+        if "$" in name or "." in name or (bracketed and not (_FILTER_NAME.match(name) or FIELDSET_NAME.match(name))):
             raise BadRequest(f"The query parameter {name!r} is not allowed: operators cannot be sent in a query.",
                              {name: ["Operators are not allowed in query parameters."]})
 
 
-def parse_sort(raw: str, fields: list[Field]) -> list[tuple[str, int]]:
-    sortable = {f.name for f in fields if f.is_sortable} | {"id"}
+def relation_sorts(resource: "Resource") -> set[str]:
+    """The `<relation>.<field>` sort keys a resource allows (`BelongsTo(...).sortable(...)`)."""
+    return {f"{name}.{field_name}" for name, relation in resource.relations.items()
+            for field_name in relation.sort_fields}
+
+
+def parse_sort(raw: str, fields: list[Field], through: set[str] | None = None) -> list[tuple[str, int]]:
+    """The sort keys, id last. `through`: the allowed `<relation>.<field>` keys; one may be given,
+    first (it orders the parents; the other keys order each parent's records)."""
+    sortable = {f.name for f in fields if f.is_sortable} | {"id"} | (through or set())
     keys: list[tuple[str, int]] = []
     for part in (p.strip() for p in raw.split(",")):
         if not part:
@@ -87,6 +97,9 @@ def parse_sort(raw: str, fields: list[Field]) -> list[tuple[str, int]]:
         name = part.lstrip("-+")
         if name not in sortable:
             raise BadRequest(f"The field {name!r} is not sortable.", {"sort": [f"The field {name!r} is not sortable."]})
+        if "." in name and keys:
+            message = f"The related field {name!r} must come first in sort."
+            raise BadRequest(message, {"sort": [message]})
         if name not in (k for k, _ in keys):
             keys.append((name, direction))
     if "id" not in (k for k, _ in keys):
@@ -136,7 +149,7 @@ def parse_index(resource: "Resource", fields: list[Field], params: Mapping[str, 
                          {"search": [f"The search may not be greater than {limit} characters."]})
     query.search = search.strip()
     parse_filters(query, fields, params, repeated or {})
-    query.sort = parse_sort(params.get("sort", ""), fields)
+    query.sort = parse_sort(params.get("sort", ""), fields, relation_sorts(resource))
     count = params.get("count") or "exact"
     if count not in _COUNTS:
         raise BadRequest("The count parameter must be exact or none.", {"count": ["The count must be exact or none."]})

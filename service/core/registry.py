@@ -14,7 +14,7 @@ from service.core.context import Context
 from service.core.errors import DeclarationError, NotAnApplication
 from service.core.fields import Field
 from service.core.models import Model, RelationDecl
-from service.core.policies import Policy, PolicyMap
+from service.core.policies import Policy, PolicyMap, check_scope
 from service.core.query import RESERVED
 from service.core.repository import Repository
 from service.core.rules import check_declaration
@@ -29,6 +29,8 @@ class ResourceRelation:
     target: "Resource"
     local_key: str       # read on the owner's documents
     foreign_key: str     # matched on the target's documents
+    search_fields: tuple[str, ...] = ()  # the target's fields `search` also matches (BelongsTo.searchable)
+    sort_fields: tuple[str, ...] = ()    # the target's fields `sort=<name>.<field>` orders by (BelongsTo.sortable)
 
 
 @dataclass
@@ -154,8 +156,24 @@ def _resolve_relations(resource: Resource, by_class: dict[str, Resource]) -> Non
                                    f"{resource.model.__name__}.{related.attribute} is a {decl.kind}")
         decl.target_model()  # raises when the target model does not exist
         resource.relations[name] = ResourceRelation(
-            name, decl.kind, decl, target, decl.local_key(resource.model), decl.foreign_key(resource.model)
+            name, decl.kind, decl, target, decl.local_key(resource.model), decl.foreign_key(resource.model),
+            tuple(dict.fromkeys(related.search_fields)), tuple(dict.fromkeys(related.sort_fields)),
         )
+    for name, relation in resource.relations.items():
+        _check_through(owner, name, relation)
+
+
+def _check_through(owner: str, name: str, relation: ResourceRelation) -> None:
+    """The fields a relation searches or sorts by are the target's own visible fields."""
+    if not (relation.search_fields or relation.sort_fields):
+        return
+    shown = {f.name for f in relation.target.fields(Context(action="declaration")) if not f.is_hidden}
+    for what, names in (("searchable", relation.search_fields), ("sortable", relation.sort_fields)):
+        for field_name in names:
+            if field_name not in shown | {"id"}:
+                raise DeclarationError(f"{owner}.related()[{name!r}].{what}({field_name!r}): "
+                                       f"{type(relation.target.repository).__name__} has no visible field "
+                                       f"{field_name!r}")
 
 
 def _check_policies(policies: dict[Any, Any]) -> None:
@@ -165,6 +183,7 @@ def _check_policies(policies: dict[Any, Any]) -> None:
         policy_class = policy if isinstance(policy, type) else type(policy)
         if not issubclass(policy_class, Policy):
             raise DeclarationError(f"POLICIES[{model_class.__name__}] = {policy!r} is not a Policy")
+        check_scope(policy() if isinstance(policy, type) else policy)
 
 
 def load_app(app_dir: str | Path, package: str = "repositories") -> Registry:

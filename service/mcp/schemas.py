@@ -8,7 +8,10 @@ from typing import Any
 
 from service.config import Settings
 from service.core.fields import Field
-from service.core.parameters import filter_schema, filtered, include_schema, per_page_schema, search_schema, sort_schema
+from service.core.context import Context
+from service.core.parameters import (fields_schema, filter_schema, filtered, include_schema, per_page_schema,
+                                     relation_searches, search_schema, sort_schema)
+from service.core.query import relation_sorts
 from service.core.registry import Resource
 from service.core.schemas import write_body
 
@@ -36,11 +39,12 @@ def index_schema(resource: Resource, fields: list[Field], settings: Settings) ->
         "page": {"type": "integer", "minimum": 1, "default": 1, "description": "The page to return, from 1."},
         "perPage": per_page_schema(resource, settings),
     }
-    search = search_schema(fields, settings)
+    search = search_schema(fields, settings, relation_searches(resource))
     if search:
         properties["search"] = search
-    properties["sort"] = sort_schema(fields)
+    properties["sort"] = sort_schema(fields, sorted(relation_sorts(resource)))
     properties = _with_include(properties, resource, settings)
+    properties["fields"] = fields_schema(resource, settings, Context(door="mcp", action="index"))
     for field in filtered(fields):
         properties[field.name] = filter_schema(field, json_null=True)
     return _object(properties, [])
@@ -48,11 +52,16 @@ def index_schema(resource: Resource, fields: list[Field], settings: Settings) ->
 
 def show_schema(resource: Resource, settings: Settings) -> Schema:
     properties = {"id": _id(f"The id of the {resource.name} record to return.")}
-    return _object(_with_include(properties, resource, settings), ["id"])
+    properties = _with_include(properties, resource, settings)
+    properties["fields"] = fields_schema(resource, settings, Context(door="mcp", action="show"))
+    return _object(properties, ["id"])
 
 
 def profile_schema(resource: Resource | None, settings: Settings) -> Schema:
-    return _object(_with_include({}, resource, settings), [])
+    properties = _with_include({}, resource, settings)
+    if resource is not None:
+        properties["fields"] = fields_schema(resource, settings, Context(door="mcp", action="profile"))
+    return _object(properties, [])
 
 
 # Optimistic concurrency: the update and delete tools take the version the agent read.

@@ -153,6 +153,9 @@ def query_params(arguments: Mapping[str, Any]) -> dict[str, str]:
     for key, value in arguments.items():
         if value is None and key in RESERVED:
             continue
+        if key == "fields" and isinstance(value, Mapping):  # per type: `fields[<type>]`, as in a query string
+            params.update((f"fields[{type_name}]", _text(names)) for type_name, names in value.items())
+            continue
         params[str(key)] = _text(value)
     return params
 

@@ -5,8 +5,11 @@ from typing import Any
 from service.config import Settings
 from service.core.description import INT64
 from service.core.fields import Field
-from service.core.parameters import (count_schema, cursor_schema, filter_schema, filtered, include_schema,
-                                     operator_schemas, per_page_schema, search_schema, sort_schema)
+from service.core.context import Context
+from service.core.parameters import (count_schema, cursor_schema, fieldset_lists, fieldset_schema, filter_schema,
+                                     filtered, include_schema, operator_schemas, per_page_schema, relation_searches,
+                                     search_schema, sort_schema)
+from service.core.query import relation_sorts
 from service.core.registry import Resource
 
 Schema = dict[str, Any]
@@ -48,6 +51,14 @@ def relatable_parameter(settings: Settings, on_index: bool) -> Schema:
     return _count("relatablePerPage", text)
 
 
+def fieldset_parameters(resource: Resource, settings: Settings, action: str) -> list[Schema]:
+    """`fields` (the answered type) and `fields[<type>]` for each type the answer may hold."""
+    lists = fieldset_lists(resource, settings, Context(door="rest", action=action))
+    own = fieldset_schema(resource.name, lists[resource.name])
+    shorthand = _query("fields", own, f"The same as fields[{resource.name}] (not both). " + own["description"])
+    return [shorthand, *(_query(f"fields[{name}]", fieldset_schema(name, names)) for name, names in lists.items())]
+
+
 def index_parameters(resource: Resource, fields: list[Field], settings: Settings) -> list[Schema]:
     parameters = [
         _count("page", "The page to return, from 1 (default 1)."),
@@ -55,18 +66,19 @@ def index_parameters(resource: Resource, fields: list[Field], settings: Settings
         _count("per_page", "The same as `perPage` (used when `perPage` is absent).", deprecated=True),
         relatable_parameter(settings, on_index=True),
     ]
-    search = search_schema(fields, settings)
+    search = search_schema(fields, settings, relation_searches(resource))
     if search:
         parameters.append(_query("search", search))
-    parameters.append(_query("sort", sort_schema(fields)))
+    parameters.append(_query("sort", sort_schema(fields, sorted(relation_sorts(resource)))))
     parameters += related_parameters(resource, settings)
     for field in filtered(fields):
         parameters.append(_query(field.name, filter_schema(field, json_null=False)))
         # `<field>[op]`: one parameter per operator; a deepObject `<field>` would clash with `<field>=v`.
         parameters += [_query(f"{field.name}[{op}]", schema) for op, schema in operator_schemas(field).items()]
     parameters += [_query("count", count_schema()), _query("cursor", cursor_schema())]
-    return parameters
+    return parameters + fieldset_parameters(resource, settings, "index")
 
 
-def show_parameters(resource: Resource, settings: Settings) -> list[Schema]:
-    return related_parameters(resource, settings) + [relatable_parameter(settings, on_index=False)]
+def show_parameters(resource: Resource, settings: Settings, action: str = "show") -> list[Schema]:
+    return (related_parameters(resource, settings) + [relatable_parameter(settings, on_index=False)]
+            + fieldset_parameters(resource, settings, action))

@@ -34,11 +34,13 @@ def name(resource_name: str, part: str) -> str:
 
 
 def attributes_schema(fields: list[Field]) -> Schema:
-    """Every visible field, then the timestamps (`service.core.serializer.attributes`)."""
+    """Every visible field, then the timestamps (`service.core.serializer.attributes`). None is required:
+    sparse fieldsets (`fields[<type>]`) answer only the names asked for; without them every one comes."""
     properties = {f.name: attributes.output_schema(f) for f in visible(fields)}
     for stamp in TIMESTAMPS:
         properties[stamp] = schema_ref("Timestamp")
-    return {"type": "object", "required": list(properties), "properties": properties, "additionalProperties": False}
+    return {"type": "object", "properties": properties, "additionalProperties": False,
+            "description": "Every attribute, unless `fields` / `fields[<type>]` chose some."}
 
 
 def relationships_schema(resource: Resource) -> Schema:

@@ -33,7 +33,7 @@ def test_indexes_prints_the_plan_beside_what_exists(database_env):
         "  not unique   {email: 1} unique  (unique rule of users)",
         "  " + ("exists" if EMBEDDED else "missing").ljust(12) + " {email: 1, _id: 1}  (matchable)"
         + (" — not supported by this server; {email: 1} serves instead" if EMBEDDED else ""),
-        "  missing      {name: 1, _id: 1}  (sortable)"
+        "  missing      {name: 1, _id: 1}  (sort of posts by user.name; sortable)"
         + (" — not supported by this server; {name: 1} serves instead" if EMBEDDED else ""),
     ]
     posts = _section(result.stdout, "posts")

@@ -1,5 +1,6 @@
 """The index plan read from the declarations, and what `ready()` makes of it on the server."""
 import os
+import sys
 
 import pytest
 
@@ -28,7 +29,27 @@ def test_the_demo_plan_names_every_index_and_why(registry):
         ("tags", (("name", 1), ID), False, ["sortable"]),
         ("users", (("email", 1),), True, ["unique rule of users"]),
         ("users", (("email", 1), ID), False, ["matchable"]),
-        ("users", (("name", 1), ID), False, ["sortable"]),
+        ("users", (("name", 1), ID), False, ["sort of posts by user.name", "sortable"]),
+    ]
+
+
+def test_a_relation_sort_plans_the_parents_order_and_a_relation_search_plans_nothing(app_copy):
+    comments = app_copy / "repositories" / "comments.py"
+    comments.write_text(comments.read_text().replace(
+        '"user": BelongsTo("user", UserRepository)',
+        '"user": BelongsTo("user", UserRepository).sortable("bio", "id").searchable("bio")'))
+    try:
+        planned = [(p.collection, p.keys, p.reasons) for p in index_plan(load_app(app_copy)).indexes
+                   if p.collection == "users"]
+    finally:
+        sys.path.remove(str(app_copy.resolve()))
+        for name in [m for m in sys.modules if m == "repositories" or m.startswith("repositories.")]:
+            del sys.modules[name]
+    assert planned == [
+        ("users", (("email", 1),), ["unique rule of users"]),
+        ("users", (("bio", 1), ID), ["sort of comments by user.bio"]),
+        ("users", (("email", 1), ID), ["matchable"]),
+        ("users", (("name", 1), ID), ["sort of posts by user.name", "sortable"]),
     ]
 
 

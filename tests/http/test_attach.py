@@ -340,3 +340,16 @@ async def test_a_sync_without_if_match_racing_attaches_writes_a_set_it_computed_
     # Every attach answered after the sync's write is still there; the sync's own id is there.
     later = [i for i, r in zip(ids[1:], results[1:]) if r.json["data"]["meta"]["version"] > synced]
     assert sorted(final) == sorted([ids[0], *later])
+
+
+async def test_the_answer_takes_sparse_fieldsets_like_show_and_a_bad_one_writes_nothing(api, db, ann, blog):
+    post, tags = blog
+    url = f"{PREFIX}/posts/{post['id']}/attach/tags"
+    refused = await api.post(f"{url}?fields=nope", {"tags": [tags["tech"]["id"]]}, token=ann["token"])
+    assert refused.status == 400, refused.body
+    assert (await stored(db, post["id"]))["tag_ids"] == []
+    response = await api.post(f"{url}?fields=title,tags", {"tags": [tags["tech"]["id"]]}, token=ann["token"])
+    assert response.status == 200, response.body
+    data = response.json["data"]
+    assert data["attributes"] == {"title": "Hello"}
+    assert data["relationships"] == {"tags": [related(tags["tech"])]}

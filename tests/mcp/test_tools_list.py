@@ -25,6 +25,27 @@ INCLUDE_POSTS = ("Comma-separated relations to load into `relationships`: commen
                  "nested ones (e.g. comments.post), at most 3 levels. An unknown or too deep path is a 400.")
 
 
+POST_NAMES = ["title", "body", "views", "published", "user_id", "cover", "created_at", "updated_at", "comments",
+              "tags", "user"]
+
+
+def _names(items):
+    return {"type": "array", "items": {"type": "string", "enum": items}, "uniqueItems": True}
+
+
+FIELDS_POSTS = {
+    "anyOf": [_names(POST_NAMES), {"type": "object", "additionalProperties": False, "properties": {
+        "posts": _names(POST_NAMES),
+        "comments": _names(["body", "post_id", "user_id", "created_at", "updated_at", "post", "user"]),
+        "tags": _names(["name", "created_at", "updated_at"]),
+        "users": _names(["name", "email", "bio", "avatar", "created_at", "updated_at", "posts"]),
+    }}],
+    "description": "A list of posts names, or an object of such lists per type (posts, comments, tags, users). "
+                   "Sparse fieldsets: only these attributes and relations come back (id, type and meta always do); "
+                   "a relation listed here is not loaded by it (use include). An unknown or hidden name is a 400.",
+}
+
+
 async def tools_of(connect, token: str) -> dict:
     async with connect(token) as session:
         return {tool.name: tool for tool in (await session.list_tools()).tools}
@@ -52,11 +73,16 @@ async def test_index_tool_schema_has_paging_search_sort_include_and_matchable_fi
         "properties": {
             "page": {"type": "integer", "minimum": 1, "default": 1, "description": "The page to return, from 1."},
             "perPage": {"type": "integer", "minimum": 1, "description": "Records per page (default 15)."},
-            "search": {"type": "string", "maxLength": 255, "description": "Case-insensitive text searched in: title."},
-            "sort": {"type": "string", "pattern": "^[-+]?(?:title|views|id)(?:,[-+]?(?:title|views|id))*$",
+            "search": {"type": "string", "maxLength": 255,
+                       "description": "Case-insensitive text searched in: title, user.name."},
+            "sort": {"type": "string",
+                     "pattern": "^[-+]?(?:user\\.name|title|views|id)(?:,[-+]?(?:title|views|id))*$",
                      "description": "Comma-separated fields to sort by, '-' first for descending (e.g. '-title,id'); "
-                                    "sortable: title, views, id. Ties are broken by id; any other field is a 400."},
+                                    "sortable: title, views, id. Ties are broken by id; any other field is a 400. "
+                                    "A related field (user.name) may come first: records in the order of their "
+                                    "related record, those without a visible one last; with page, not cursor."},
             "include": {"type": "string", "pattern": INCLUDE_PATTERN, "description": INCLUDE_POSTS},
+            "fields": FIELDS_POSTS,
             "published": {"type": ["boolean", "null"], "description": "Only records whose published equals this "
                                                                       "value exactly (null: records without one)."},
             "user_id": {"type": ["string", "null"], "description": "Only records whose user_id equals this value "
@@ -116,10 +142,10 @@ async def test_update_tool_takes_an_id_and_any_attributes(connect, ann):
 
 
 @pytest.mark.parametrize("name, properties, required", [
-    ("posts-show-tool", ["id", "include"], ["id"]),
+    ("posts-show-tool", ["id", "include", "fields"], ["id"]),
     ("posts-delete-tool", ["id", "version", "confirm"], ["id"]),
-    ("tags-show-tool", ["id"], ["id"]),  # tags have no relations to include
-    ("users-profile-tool", ["include"], None),
+    ("tags-show-tool", ["id", "fields"], ["id"]),  # tags have no relations to include
+    ("users-profile-tool", ["include", "fields"], None),
 ])
 async def test_id_and_include_tools(connect, ann, name, properties, required):
     schema = (await tools_of(connect, ann["token"]))[name].input_schema

@@ -113,7 +113,8 @@ def test_index_parameters_name_the_query_contract(document):
     index = params(document["paths"][f"{PREFIX}/posts"]["get"])
     assert list(index) == ["page", "perPage", "per_page", "relatablePerPage", "search", "sort", "related",
                            "include", "published", "published[ne]", "published[null]", "user_id", "user_id[ne]",
-                           "user_id[in]", "user_id[nin]", "user_id[null]", "count", "cursor"]
+                           "user_id[in]", "user_id[nin]", "user_id[null]", "count", "cursor", "fields",
+                           "fields[posts]", "fields[comments]", "fields[tags]", "fields[users]"]
     assert index["published[null]"]["schema"] == {"type": "boolean"}
     assert index["user_id[in]"]["schema"] == {"type": "string"}
     assert index["count"]["schema"] == {"type": "string", "enum": ["exact", "none"]}
@@ -121,7 +122,14 @@ def test_index_parameters_name_the_query_contract(document):
     assert index["search"]["schema"] == {"type": "string", "maxLength": 255}
     assert index["published"]["schema"] == {"type": "boolean"}
     assert index["user_id"]["schema"] == {"type": "string"}
-    assert index["sort"]["schema"]["pattern"] == "^[-+]?(?:title|views|id)(?:,[-+]?(?:title|views|id))*$"
+    assert index["sort"]["schema"]["pattern"] == \
+        "^[-+]?(?:user\\.name|title|views|id)(?:,[-+]?(?:title|views|id))*$"
+    fieldset = Draft202012Validator(index["fields[users]"]["schema"], format_checker=None)
+    for good in ("name", "name,email,posts", ""):
+        assert fieldset.is_valid(good), good
+    for bad in ("password", "name,", "id"):
+        assert not fieldset.is_valid(bad), bad
+    assert index["fields"]["schema"] == index["fields[posts]"]["schema"]
     related = Draft202012Validator(index["related"]["schema"], format_checker=None)
     for good in ("user", "user,comments", "comments.user", "user.posts.tags", "tags,user.posts"):
         assert related.is_valid(good), good
@@ -130,7 +138,8 @@ def test_index_parameters_name_the_query_contract(document):
     assert index["include"]["schema"] == index["related"]["schema"]
     tags = params(document["paths"][f"{PREFIX}/tags"]["get"])
     assert "related" not in tags and "include" not in tags  # tags have no relations
-    assert list(params(document["paths"][f"{PREFIX}/tags/{{id}}"]["get"])) == ["relatablePerPage"]
+    assert list(params(document["paths"][f"{PREFIX}/tags/{{id}}"]["get"])) == ["relatablePerPage", "fields",
+                                                                              "fields[tags]"]
     users = params(document["paths"][f"{PREFIX}/users"]["get"])
     assert users["email"]["schema"] == {"type": "string"}
 
@@ -370,7 +379,8 @@ def test_attach_detach_and_sync_take_the_relation_ids_and_if_match_and_answer_th
     post = item["post"]
     assert post["operationId"] == f"posts.{operation}Tags"
     assert [p["name"] for p in item["parameters"]] == ["id"]
-    assert list(params(post)) == ["If-Match", "related", "include", "relatablePerPage"]
+    assert list(params(post))[:4] == ["If-Match", "related", "include", "relatablePerPage"]
+    assert "fields" in params(post)  # the answer is the record as show answers it, sparse fields included
     assert post["requestBody"]["content"]["application/json"]["schema"] == {
         "type": "object", "required": ["tags"], "properties": {"tags": {
             "type": "array", "items": {"type": "string"}, "minItems": 0 if operation == "sync" else 1,

@@ -126,6 +126,26 @@ def test_generated_client_runs_a_crud_round_trip(client_package, service):
     assert (gone.status_code, gone.parsed.message) == (HTTPStatus.NOT_FOUND, "Not found.")
 
 
+def test_generated_client_filters_with_operators_and_sparse_fieldsets(client_package, service):
+    """The bracket parameters (`user_id[nin]`, `fields[users]`) are plain named parameters to the generator:
+    the client sends them as the service reads them, and gets exactly the right records and names."""
+    client_module = client_package("client")
+    index = client_package("api.posts.posts_index")
+    ann, bob = service.register("Ann"), service.register("Bob")
+    for owner, title in ((ann, "Ann's"), (bob, "Bob's")):
+        response = service.session.post(f"{service.url}{PREFIX}/posts", json={"title": title}, timeout=30,
+                                        headers={"Authorization": f"Bearer {owner['token']}"})
+        assert response.status_code == 201, response.text
+    user = client_module.AuthenticatedClient(base_url=service.url, token=ann["token"], raise_on_unexpected_status=True)
+    listed = index.sync_detailed(client=user, user_idin=f"{ann['id']},{bob['id']}", user_idnin=bob["id"],
+                                 related="user", fields="title,user", fieldsusers="name")
+    assert listed.status_code == HTTPStatus.OK, listed.content
+    [post] = listed.parsed.data
+    assert post.attributes.to_dict() == {"title": "Ann's"}
+    assert [related.attributes.to_dict() for related in post.relationships.user] == [{"name": "Ann"}]
+    assert listed.parsed.meta.total == 1
+
+
 def test_redocly_lint_reports_no_error(served_document):
     npx = shutil.which("npx")
     assert npx, "Node.js with npx (Node 20 or later) is needed to lint the document with Redocly"

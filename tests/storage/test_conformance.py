@@ -217,9 +217,61 @@ async def test_any_of_on_ids_and_with_other_filters_combines_with_and(db, comman
     assert commands.commands == []
 
 
-def test_any_of_refuses_dict_and_list_values():
-    with pytest.raises(TypeError, match=r"^filter value for 'name' must be a scalar, got dict$"):
+def test_any_of_refuses_unknown_operations_and_list_values():
+    with pytest.raises(ValueError, match=r"^unknown filter operation '\$ne'$"):
         Filter(any_of=({"group": "a"}, {"name": {"$ne": None}})).to_mongo()
+    with pytest.raises(TypeError, match=r"^filter value for 'name' must be a scalar, got list$"):
+        Filter(any_of=({"name": ["Ann"]},)).to_mongo()
+    with pytest.raises(TypeError, match=r"^filter value for 'name' in must be a list, got str$"):
+        Filter(any_of=({"name": {"in": "Ann"}},)).to_mongo()
+
+
+# Operator expressions in a read rule (a policy's `scope()`, DESIGN §12 "Read rules as queries").
+@pytest.mark.parametrize("alternatives, expected", [
+    (({"age": {"gte": 35}}, {"name": "Ann"}), ["Ann", "Bob"]),
+    (({"age": {"gt": 29, "lt": 41}},), ["Ann", "Cid"]),
+    (({"group": "a", "score": {"gte": 2}}, {"active": {"ne": True}}), ["Bob", "Cid"]),
+    (({"name": {"in": ("Bob", "Cid")}, "age": {"lte": 30}},), ["Cid"]),
+    (({"name": {"nin": ("Bob",)}},), ["Ann", "Cid"]),
+    (({"note": {"null": True}}, {"age": {"gt": 40}}), ["Ann", "Bob"]),  # missing or null inside $or
+    (({"note": {"null": False}}, {"name": {"eq": "Bob"}}), ["Bob", "Cid"]),
+    (({"note": {"eq": None}, "active": True},), ["Ann"]),
+    (({"id": {"ne": INVALID_ID}, "age": 41},), ["Bob"]),
+], ids=["gte-or-exact", "range", "compound", "in", "nin", "null-true", "null-false-eq", "eq-none", "id-ne"])
+async def test_any_of_with_operator_expressions_matches_and_counts_alike(db, alternatives, expected):
+    people = db.collection("people")
+    await seed(people)
+    where = Filter(any_of=alternatives)
+    assert await names(people, where) == expected
+    assert await people.count(where) == len(expected)
+    assert await names(people, Filter(equals={"group": "a"}, any_of=alternatives)) == \
+        [name for name in expected if name != "Bob"]
+
+
+# -- search through related ids (DESIGN §12 "Through relations") --------------------------------
+
+async def test_search_within_adds_related_ids_beside_the_search_fields(db):
+    people = db.collection("people")
+    await seed(people)
+    within = (("group", ("b",)),)
+    assert await names(people, Filter(search_fields=("name",), search_text="ci", search_within=within)) == \
+        ["Bob", "Cid"]
+    assert await names(people, Filter(search_fields=(), search_text="zz", search_within=within)) == ["Bob"]
+    # with a read rule and other filters: all ANDed
+    assert await names(people, Filter(search_fields=("name",), search_text="ci", search_within=within,
+                                      any_of=({"age": {"lt": 41}},))) == ["Cid"]
+    assert await people.count(Filter(search_fields=("name",), search_text="an", search_within=within,
+                                     conditions=(("age", "gte", 30),))) == 2
+
+
+async def test_search_within_no_related_ids_searches_the_own_fields_alone(db, commands):
+    people = db.collection("people")
+    await seed(people)
+    assert await names(people, Filter(search_fields=("name",), search_text="ann",
+                                      search_within=(("group", ()),))) == ["Ann"]
+    commands.reset()
+    assert await names(people, Filter(search_text="ann", search_within=(("group", ()),))) == []
+    assert commands.commands == []  # only related fields searched, nothing related matches
 
 
 # -- sort, skip, limit, count -------------------------------------------------------
@@ -589,3 +641,13 @@ async def test_a_rule_beside_conditions_is_counted_as_it_is_found(db):
     ranged = Filter(conditions=(("age", "gte", 30), ("age", "lt", 41), ("note", "null", True)))
     assert ranged.to_mongo() == {"age": {"$gte": 30, "$lt": 41}, "note": {"$in": [None]}}
     assert (await names(people, ranged), await people.count(ranged)) == (["Ann"], 1)
+
+
+# -- the records of no listed parent (the relation sort's last part) ---------------------------------
+
+async def test_nin_of_many_ids_matches_missing_and_null_too(db):
+    people = db.collection("people")
+    await seed(people, PEOPLE + ({"name": "Dan", "group": None}, {"name": "Eve"}))
+    many = tuple(f"{n:024x}" for n in range(2000)) + ("a",)
+    assert await names(people, Filter(conditions=(("group", "nin", many),))) == ["Bob", "Dan", "Eve"]
+    assert await people.count(Filter(conditions=(("group", "nin", many),))) == 3

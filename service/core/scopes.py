@@ -1,0 +1,107 @@
+"""A policy's read rule (`scope(user)`) in the query language, read once into what storage compiles.
+
+A scope is True (everything), False (nothing), a dict, or `any_of(dict, dict, ...)`. A dict's values
+are exact (`{"user_id": user.id}`; None: missing or null) or operator expressions in the vocabulary of
+the index filters (DESIGN §12): `{"views": {"gte": 10}}`, `{"status": {"in": ["a", "b"]}}`,
+`{"views": {"between": [1, 9]}}`, `{"note": {"null": True}}`. An unknown operator or a malformed value
+is a DeclarationError naming the policy: the application's rule is wrong, not the request.
+
+The same alternatives are tested in the process on documents a change stream delivers (`admits`), so
+the live feeds apply exactly the rule the queries apply.
+"""
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from service.core.errors import DeclarationError
+
+OPERATORS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "between", "null")
+_SCALARS = (str, int, float, bool, type(None), datetime)
+Alternatives = tuple[dict[str, Any], ...]
+
+
+def compile_alternatives(policy: str, alternatives: Sequence[Mapping[str, Any]]) -> Alternatives:
+    """The alternatives in storage's vocabulary (`between` becomes `gte` and `lte`, lists tuples)."""
+    return tuple(_alternative(policy, alternative) for alternative in alternatives)
+
+
+def _alternative(policy: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    if not isinstance(values, Mapping):
+        raise DeclarationError(f"{policy}.scope(): any_of() takes dicts, not {type(values).__name__}")
+    compiled: dict[str, Any] = {}
+    for name, value in values.items():
+        if isinstance(value, Mapping):
+            compiled[name] = _operations(policy, name, value)
+        else:
+            compiled[name] = _scalar(policy, name, value)
+    return compiled
+
+
+def _operations(policy: str, name: str, expression: Mapping[str, Any]) -> dict[str, Any]:
+    operations: dict[str, Any] = {}
+    for operator, value in expression.items():
+        if operator not in OPERATORS:
+            raise DeclarationError(f"{policy}.scope(): unknown operator {operator!r} on {name!r}; "
+                                   f"use one of {', '.join(OPERATORS)}")
+        if operator in ("in", "nin"):
+            operations[operator] = tuple(_scalar(policy, name, v) for v in _list(policy, name, operator, value))
+        elif operator == "between":
+            bounds = _list(policy, name, operator, value)
+            if len(bounds) != 2:
+                raise DeclarationError(f"{policy}.scope(): {name!r} between takes two values [low, high]")
+            operations["gte"], operations["lte"] = (_scalar(policy, name, b) for b in bounds)
+        elif operator == "null":
+            if not isinstance(value, bool):
+                raise DeclarationError(f"{policy}.scope(): {name!r} null takes True or False")
+            operations[operator] = value
+        else:
+            operations[operator] = _scalar(policy, name, value)
+    return operations
+
+
+def _list(policy: str, name: str, operator: str, value: Any) -> Sequence[Any]:
+    if not isinstance(value, (list, tuple)):
+        raise DeclarationError(f"{policy}.scope(): {name!r} {operator} takes a list")
+    return value
+
+
+def _scalar(policy: str, name: str, value: Any) -> Any:
+    if not isinstance(value, _SCALARS):
+        raise DeclarationError(f"{policy}.scope(): the value of {name!r} must be a plain value or an "
+                               f"operator dict, not {type(value).__name__}")
+    return value
+
+
+# -- the same rule, tested in the process -------------------------------------------------------
+
+def _same(stored: Any, value: Any) -> bool:
+    # A missing field equals None; a boolean the server kept as 1/0 equals True/False, as in the query.
+    return stored == value
+
+
+def _compare(stored: Any, operator: str, value: Any) -> bool:
+    if operator == "eq":
+        return _same(stored, value)
+    if operator == "ne":
+        return stored is not None if value is None else not _same(stored, value)
+    if operator == "in":
+        return any(_same(stored, v) for v in value)
+    if operator == "nin":
+        return not any(_same(stored, v) for v in value)
+    if operator == "null":
+        return (stored is None) == value
+    if stored is None or value is None or isinstance(stored, bool) != isinstance(value, bool):
+        return False
+    try:
+        return {"gt": stored > value, "gte": stored >= value, "lt": stored < value, "lte": stored <= value}[operator]
+    except TypeError:  # different types never compare as ordered, as on MongoDB
+        return False
+
+
+def admits(alternatives: Alternatives | None, document: Mapping[str, Any]) -> bool:
+    """Whether `document` is within compiled alternatives (None reads everything, () nothing)."""
+    if alternatives is None:
+        return True
+    return any(all(_compare(document.get(name), op, v) for name, value in alternative.items()
+                   for op, v in (value.items() if isinstance(value, dict) else (("eq", value),)))
+               for alternative in alternatives)
