@@ -15,8 +15,9 @@ from service.core import cursors, loading, uploads
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import Forbidden, NotFound, Unauthenticated
+from service.core.filter_objects import index_query
 from service.core.presenting import asked_relations, with_relations
-from service.core.query import IndexQuery, parse_index
+from service.core.query import IndexQuery
 from service.core.registry import Resource
 from service.core.serializer import record_meta, resource_object, visible
 from service.core.validation import canonical_references
@@ -65,7 +66,7 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     await app.ready()
     fields = resource.fields(context)
     repeated = context.extras.get("repeated") or {}
-    query = parse_index(resource, fields, context.params, app.settings, repeated)
+    query = index_query(resource, fields, context, app.settings)
     equals = canonical_references(app, fields, query.equals)
     conditions = tuple((field, operation, canonical_references(app, fields, {field: value})[field])
                        for field, operation, value in query.conditions)
