@@ -169,7 +169,7 @@ class Description:
     def day_after(self, raw: str) -> str | None:
         """For a date-only value ("2024-01-02") of a date field, the next day: an upper bound that
         includes the whole day is "before the next day" (stored dates are ISO texts)."""
-        if self.type != "date" or not _DAY.match(raw):
+        if self.type != "date" or not isinstance(raw, str) or not _DAY.match(raw):
             return None
         return (date.fromisoformat(raw) + timedelta(days=1)).isoformat()
 

@@ -14,11 +14,12 @@ from graphql import (
     GraphQLInt, GraphQLList, GraphQLNamedType, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLString,
 )
 
-from service.core.description import describe
+from service.core.description import OPERATORS, describe
 from service.core.fields import Field
 from service.core.filter_objects import object_operators
 
-# The value type each scalar's operator input is named after; another pairing gets a longer name.
+# The value type whose operators each scalar's operator input is named after: `<Scalar>Filter`;
+# other operators on that scalar (a date's on String) get a longer name.
 _NATURAL = {"String": "string", "ID": "string", "Boolean": "boolean", "Int": "integer", "Long": "integer",
             "Float": "number"}
 _LISTS = ("in", "nin", "between")
@@ -38,7 +39,7 @@ PAGE_META = GraphQLObjectType("PageMeta", {
 
 
 def _operators_name(scalar: str, value_type: str) -> str:
-    if _NATURAL.get(scalar) == value_type:
+    if scalar in _NATURAL and OPERATORS[_NATURAL[scalar]] == OPERATORS[value_type]:
         return f"{scalar}Filter"
     if value_type == "date":
         return "DateFilter" if scalar == "String" else f"{scalar}DateFilter"

@@ -60,6 +60,7 @@ def typed(given) -> IndexQuery:
     ({"published": {"ne": False}}, "published[ne]=false"),
     ({"due": {"between": ["2024-01-02", "2024-01-02"]}}, "due[between]=2024-01-02,2024-01-02"),  # the whole day
     ({"due": {"lte": "2024-01-02"}}, "due[lte]=2024-01-02"),
+    ({"due": {"ne": None}}, "-due=null"),
     ({"due": {"gt": "2024-01-02"}}, "due[gt]=2024-01-02"),
     ({"due": {"lte": "2024-01-02T00:00:00.000Z"}}, "due[lte]=2024-01-02T00:00:00.000Z"),
     ({"views": {}, "title": None}, "page=1"),                             # no operator: no filter
