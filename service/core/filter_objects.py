@@ -11,6 +11,7 @@ A door puts the object in `context.extras[FILTER]`; `index_query` reads a contex
 its object into one `IndexQuery`, for the index and for live feeds alike. Every refusal is a
 BadRequest naming `filter.<field>` or `filter.<field>.<op>`.
 """
+import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -97,6 +98,37 @@ def _add(query: IndexQuery, description: Description, operator: str, value: Any)
         items = [value]
     found = conditions_of(labelled, operation, items, labelled.coerce_value)
     query.conditions.extend((name, condition, bound) for _, condition, bound in found)
+
+
+def as_parameters(given: Any) -> list[tuple[str, str]]:
+    """A (valid) filter object as REST's bracket parameters, for the links of an answer:
+    `{"views": {"between": [1, 5]}}` is `views[between]=1,5`; list members are repeated parameters."""
+    pairs: list[tuple[str, str]] = []
+    for name, operations in (given or {}).items():
+        for operator, value in (operations or {}).items():
+            key = f"{name}[{OPERATOR_NAMES[operator]}]"
+            if operator in ("in", "nin"):
+                texts = [query_text(item) for item in value]
+                # One value is read as a comma list: repeated, it keeps its commas.
+                pairs.extend((key, text) for text in (texts * 2 if len(texts) == 1 and "," in texts[0] else texts))
+            else:
+                pairs.append((key, query_text(value)))
+    return pairs
+
+
+def query_text(value: Any) -> str:
+    """A typed value as a query string carries it: lists comma-joined, null as `null`."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return ",".join(query_text(item) for item in value)
+    return json.dumps(value, separators=(",", ":"))
 
 
 def _refuse(name: str, message: str) -> NoReturn:

@@ -15,7 +15,7 @@ from service.core import cursors, loading, uploads
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import Forbidden, NotFound, Unauthenticated
-from service.core.filter_objects import index_query
+from service.core.filter_objects import FILTER, as_parameters, index_query
 from service.core.presenting import asked_relations, with_relations
 from service.core.query import IndexQuery
 from service.core.registry import Resource
@@ -105,7 +105,7 @@ def _envelope(context: Context, query: IndexQuery, page: cursors.Page, repeated:
     path = context.extras.get("url", "")
     # The other parameters are encoded once (repeated ones with every value); `page` or `cursor` goes last.
     kept = urlencode([(k, value) for k, v in context.params.items() if k not in ("page", "cursor")
-                      for value in repeated.get(k) or [v]])
+                      for value in repeated.get(k) or [v]] + as_parameters(context.extras.get(FILTER)))
     prefix = f"{path}?{kept}&" if kept else f"{path}?"
 
     def link(page_number: int) -> str:

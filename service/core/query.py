@@ -198,8 +198,8 @@ def conditions_of(description: Description, operator: str, items: Sequence[Any],
     value (default: the query-string text reading of the description)."""
     coerce = coerce or description.coerce
     name = description.name
-    if operator in ("in", "nin"):
-        return [(name, operator, tuple(coerce(item) for item in items))]
+    if operator in ("in", "nin"):  # each value once: the same set, however it was sent, binds a cursor alike
+        return [(name, operator, tuple(dict.fromkeys(coerce(item) for item in items)))]
     if operator == "null":
         return [(name, "null", items[0])]
     if operator == "between":

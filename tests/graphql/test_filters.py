@@ -152,7 +152,6 @@ def test_each_scalar_has_its_operator_input(registry, tmp_path, mapping, operato
     assert members(text, "input", operators)
 
 
-@pytest.mark.parametrize("config", [{}], indirect=True)
 async def test_the_policy_scope_holds_on_every_list(api, db, ann, rules):
     rules("posts", scope=published_or_own_scope)
     await seed_post(db, "Public", views=5, published=True)
