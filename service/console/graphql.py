@@ -107,7 +107,7 @@ def preview(registry: Registry, config: GraphQLConfig, files: list[PlannedFile],
         name = type_name[:1].lower() + type_name[1:]
         relations = ", ".join(resource.relations) or "none"
         me = ", me" if resource.name == profile else ""
-        lines.append(f"  type {type_name} ({resource.name}): queries {name}, {name}List{me}; mutations "
+        lines.append(f"  type {type_name} ({resource.name}): queries {name}, {name}List, {name}Page{me}; mutations "
                      f"create{type_name}, update{type_name}, delete{type_name}; relations: {relations}")
     for item in files:
         note = " (exists; use --force to overwrite)" if item.state == "skipped" else ""
