@@ -2,9 +2,10 @@
 answer them (storage/filters.py compiles the same conditions to queries): live feeds judge each
 changed record with it.
 
-A missing field is null; `ne` and `nin` also match it, `null: true` matches it; an ordering
-compares values of one kind only (numbers with numbers, texts with texts), as MongoDB does, and
-never matches null.
+A missing field is null; `ne` and `nin` also match it, `null: true` matches it; equality is
+Python's, so a boolean the embedded server stored as 1/0 equals True/False (as `audience.matches`
+has it); an ordering compares values of one kind only (numbers with numbers, texts with texts), as
+MongoDB does, and never matches null.
 """
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -22,12 +23,12 @@ def _meets(stored: Any, operation: str, value: Any) -> bool:
     if operation == "null":
         return (stored is None) == bool(value)
     if operation == "in":
-        return any(_equal(stored, item) for item in value)
+        return stored in value
     if operation == "nin":
-        return not any(_equal(stored, item) for item in value)
+        return stored not in value
     if operation == "ne":
-        return not _equal(stored, value)
-    if stored is None or value is None or _kind(stored) != _kind(value) or _kind(value) is None:
+        return stored != value
+    if _kind(value) is None or _kind(stored) != _kind(value):
         return False
     if operation == "gt":
         return stored > value
@@ -38,11 +39,6 @@ def _meets(stored: Any, operation: str, value: Any) -> bool:
     if operation == "lte":
         return stored <= value
     raise ValueError(f"unknown filter operation {operation!r}")
-
-
-def _equal(stored: Any, value: Any) -> bool:
-    # 1 == True on purpose: the embedded server may store a boolean as 1/0 (audience.matches too).
-    return stored == value
 
 
 def _kind(value: Any) -> str | None:

@@ -1,10 +1,10 @@
 """Builds the GraphQL schema from the repositories, with graphql-core objects.
 
-Per repository of model `<Type>`: `type <Type>`, `input <Type>Input`, the queries
-`<type>`, `<type>List` and `<type>Page` (with `<Type>Filter`: service/graphql/index_types.py), the mutations `create<Type>`, `update<Type>`, `delete<Type>`,
-the subscription `<type>Changed` (service/graphql/subscriptions.py), and one field per exposed
-relation; `me` when the user repository is in the schema. Printed sorted, so the same repositories
-always give byte-identical SDL.
+Per repository of model `<Type>`: `type <Type>`, `input <Type>Input`, the queries `<type>`,
+`<type>List` and `<type>Page` (with `<Type>Filter`: service/graphql/index_types.py), the mutations
+`create<Type>`, `update<Type>`, `delete<Type>`, the subscription `<type>Changed`
+(service/graphql/subscriptions.py), and one field per exposed relation; `me` when the user repository
+is in the schema. Printed sorted, so the same repositories always give byte-identical SDL.
 """
 import re
 from typing import Any
