@@ -77,6 +77,12 @@ async def test_a_filter_written_in_the_query_text_is_the_same_filter(api, db):
     assert body == {"data": {"postList": [{"title": "Five"}, {"title": "Seven"}, {"title": "Half"}]}}
 
 
+async def test_an_empty_list_is_a_set_with_nothing_in_it(api, db):
+    await seed_all(db)
+    assert await listed(api, {"views": {"in": []}}) == []
+    assert await listed(api, {"title": {"nin": []}}) == ["Five", "Half", "Seven", "Zero", "a,b"]
+
+
 async def test_search_and_sort_are_the_rest_parameters(api, db):
     await seed_all(db)
     body = await run(api, '{ postList(search: "e", sort: "-views", filter: {views: {lt: 9}}) { title views } }')
