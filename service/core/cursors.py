@@ -78,12 +78,27 @@ def decode(secret: bytes, bound: str, token: str, size: int) -> Position:
     if not hmac.compare_digest(signature.encode(), _sign(secret, payload).encode()):
         raise _bad("The cursor is not valid.")
     try:
-        made_for, direction, values = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        made_for, direction, values = _unpack(payload)
     except (ValueError, TypeError, binascii.Error):
         raise _bad("The cursor is not valid.") from None
     if made_for != bound or len(values) != size:
         raise _bad("The cursor belongs to another query: keep its sort, filters and perPage.")
     return Position(direction == "n", tuple(_value(v) for v in values))
+
+
+def reads_forward(token: str) -> bool | None:
+    """Whether a cursor is a next (True) or a previous page's (False), for doors that take them apart
+    (GraphQL's `after` and `before`); None when it says neither: `decode` refuses it then.
+    Read without the key: this only chooses an error message, `decode` checks the signature."""
+    try:
+        direction = _unpack(token.partition(".")[0])[1]
+    except (ValueError, TypeError, IndexError, KeyError, binascii.Error):
+        return None
+    return {"n": True, "p": False}.get(direction) if isinstance(direction, str) else None
+
+
+def _unpack(payload: str) -> Any:
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
 
 
 def _sign(secret: bytes, payload: str) -> str:

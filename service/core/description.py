@@ -146,10 +146,30 @@ class Description:
             raise self._bad_filter("a date")
         return raw
 
+    def coerce_value(self, value: Any) -> Any:
+        """A typed value (a JSON or GraphQL argument) in the field's own type; None means a missing
+        value. Numbers may come as numeric text too (GraphQL's Long is written as a string)."""
+        if value is None:
+            return None
+        if self.is_number:
+            number = to_number(value)
+            if number is None:
+                raise self._bad_filter("a number")
+            return number
+        if self.type == "boolean":
+            if not isinstance(value, bool):
+                raise self._bad_filter("true or false")
+            return value
+        if not isinstance(value, str):
+            raise self._bad_filter("a date" if self.type == "date" else "a text")
+        if self.type == "date" and parse_date(value) is None:
+            raise self._bad_filter("a date")
+        return value
+
     def day_after(self, raw: str) -> str | None:
         """For a date-only value ("2024-01-02") of a date field, the next day: an upper bound that
         includes the whole day is "before the next day" (stored dates are ISO texts)."""
-        if self.type != "date" or not _DAY.match(raw):
+        if self.type != "date" or not isinstance(raw, str) or not _DAY.match(raw):
             return None
         return (date.fromisoformat(raw) + timedelta(days=1)).isoformat()
 

@@ -22,8 +22,10 @@ from service.core import audience, auth
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import RestifyError, TooManyRequests
+from service.core.filter_objects import index_query
+from service.core.matching import satisfies
 from service.core.operations import enter
-from service.core.query import parse_index
+from service.core.query import IndexQuery
 from service.core.registry import Resource
 from storage import Change, ChangesUnsupported, HistoryLost
 
@@ -67,11 +69,11 @@ def _setting(app: Restify, key: str, default: Any) -> Any:
 class Subscription:
     """One subscriber's view of one repository: its filters, its queue, the ids sent to it."""
 
-    def __init__(self, feeds: "Feeds", resource: Resource, context: Context, equals: dict[str, Any],
+    def __init__(self, feeds: "Feeds", resource: Resource, context: Context, query: IndexQuery,
                  record_id: str | None) -> None:
         app = feeds.app
         self.feeds, self.resource, self.context = feeds, resource, context
-        self.equals, self.record_id = equals, record_id
+        self.equals, self.conditions, self.record_id = query.equals, tuple(query.conditions), record_id
         self.owner = f"user:{context.user.id}" if context.user is not None else f"guest:{context.extras.get('address')}"
         self.token_id: str | None = getattr(context.user, "_token_id", None) if context.user is not None else None
         self._max_queue = int(_setting(app, "max_queue", 100))
@@ -129,7 +131,7 @@ class Subscription:
 
     def wants(self, document: dict[str, Any] | None) -> bool:
         return document is not None and (self.record_id is None or document.get("id") == self.record_id) \
-            and audience.matches(self.equals, document)
+            and audience.matches(self.equals, document) and satisfies(self.conditions, document)
 
     def _remember(self, id: str) -> None:
         self._sent[id] = None
@@ -225,11 +227,11 @@ class Feeds:
         return self.app.db.watcher(collection, idle, bool(_setting(self.app, "pre_images", False)))
 
     async def subscribe(self, name: str, context: Context, last_event_id: str | None = None) -> Subscription:
-        """A subscription to repository `name` for the context's user, with its `id` and exact-match
-        filters from `context.params`; live once this returns."""
+        """A subscription to repository `name` for the context's user, with its `id` and the index's
+        filters (`context.params`, and a filter object in `context.extras`); live once this returns."""
         resource = enter(self.app, name, context)
-        query = parse_index(resource, resource.fields(context), context.params, self.app.settings)
-        subscription = Subscription(self, resource, context, query.equals, context.params.get("id") or None)
+        query = index_query(resource, resource.fields(context), context, self.app.settings)
+        subscription = Subscription(self, resource, context, query, context.params.get("id") or None)
         limit = int(_setting(self.app, "max_per_user", 10))
         if self._by_owner.get(subscription.owner, 0) >= limit:
             raise TooManyRequests(f"Too many live subscriptions (at most {limit} per user).")

@@ -15,8 +15,9 @@ from service.core import cursors, fieldsets, loading, through, uploads
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import Forbidden, NotFound, Unauthenticated
+from service.core.filter_objects import FILTER, as_parameters, index_query
 from service.core.presenting import asked_relations, with_relations
-from service.core.query import IndexQuery, parse_index
+from service.core.query import IndexQuery
 from service.core.registry import Resource
 from service.core.serializer import record_meta, resource_object, visible
 from service.core.validation import canonical_references
@@ -69,7 +70,7 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     await app.ready()
     fields = resource.fields(context)
     repeated = context.extras.get("repeated") or {}
-    query = parse_index(resource, fields, context.params, app.settings, repeated)
+    query = index_query(resource, fields, context, app.settings)
     chosen = fieldsets.parse(app, resource, context)
     where = await index_filter(app, resource, fields, query, context)
     collection = app.collection(resource)
@@ -121,7 +122,7 @@ def _envelope(context: Context, query: IndexQuery, page: cursors.Page, repeated:
     path = context.extras.get("url", "")
     # The other parameters are encoded once (repeated ones with every value); `page` or `cursor` goes last.
     kept = urlencode([(k, value) for k, v in context.params.items() if k not in ("page", "cursor")
-                      for value in repeated.get(k) or [v]])
+                      for value in repeated.get(k) or [v]] + as_parameters(context.extras.get(FILTER)))
     prefix = f"{path}?{kept}&" if kept else f"{path}?"
 
     def link(page_number: int) -> str:

@@ -5,7 +5,7 @@ exact matches and filters with operators, sort, counting, cursors, and the relat
 Every malformed value is a BadRequest naming the parameter, never a 500.
 """
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -190,23 +190,38 @@ def _conditions(description: Description, operator: str, raw: str, values: Seque
     name = description.name
     if operator in ("in", "nin"):
         # Repeated parameters carry values with commas; one parameter is a comma list.
-        items = values if len(values) > 1 else raw.split(",")
-        return [(name, operator, tuple(description.coerce(item) for item in items))]
+        return conditions_of(description, operator, values if len(values) > 1 else raw.split(","))
     if operator == "null":
         flag = to_flag(raw)
         if flag is None:
             _refuse(f"{name}[null]", f"The {name}[null] filter must be true or false.")
-        return [(name, "null", flag)]
+        return conditions_of(description, "null", [flag])
     if operator == "between":
         bounds = raw.split(",")
         if len(bounds) != 2:
             _refuse(f"{name}[between]", f"The {name}[between] filter must be two values: low,high.")
-        return [_bound(description, "gte", bounds[0]), _bound(description, "lte", bounds[1])]
-    return [_bound(description, operator, raw)]
+        return conditions_of(description, "between", bounds)
+    return conditions_of(description, operator, [raw])
 
 
-def _bound(description: Description, operator: str, raw: str) -> tuple[str, str, Any]:
-    value = description.coerce(raw)
+def conditions_of(description: Description, operator: str, items: Sequence[Any],
+                  coerce: Callable[[Any], Any] | None = None) -> list[tuple[str, str, Any]]:
+    """The conditions of one operator (not `eq`) on its values, already split: every member of
+    in/nin, the low and high of between, the flag of null, else the one value. `coerce` reads a
+    value (default: the query-string text reading of the description)."""
+    coerce = coerce or description.coerce
+    name = description.name
+    if operator in ("in", "nin"):  # each value once: the same set, however it was sent, binds a cursor alike
+        return [(name, operator, tuple(dict.fromkeys(coerce(item) for item in items)))]
+    if operator == "null":
+        return [(name, "null", items[0])]
+    if operator == "between":
+        return [_bound(description, "gte", items[0], coerce), _bound(description, "lte", items[1], coerce)]
+    return [_bound(description, operator, items[0], coerce)]
+
+
+def _bound(description: Description, operator: str, raw: Any, coerce: Callable[[Any], Any]) -> tuple[str, str, Any]:
+    value = coerce(raw)
     if value is None and operator != "ne":
         _refuse(description.name, f"The {description.name} filter needs a value to compare with.")
     # A date-only bound stands for its whole day: <= that day is < the next; > it is >= the next.

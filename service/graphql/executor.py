@@ -121,6 +121,7 @@ class GraphQLEndpoint:
             resolvers.resource = resource.name
             _set(query, name, lambda _, info, r=resolvers, **kw: r.show(info, **kw))
             _set(query, f"{name}List", lambda _, info, r=resolvers, **kw: r.list(info, **kw))
+            _set(query, f"{name}Page", lambda _, info, r=resolvers, **kw: r.paginate(info, **kw))
             _set(mutation, f"create{type_name}", lambda _, info, r=resolvers, **kw: r.create(info, **kw))
             _set(mutation, f"update{type_name}", lambda _, info, r=resolvers, **kw: r.update(info, **kw))
             _set(mutation, f"delete{type_name}", lambda _, info, r=resolvers, **kw: r.delete(info, **kw))
@@ -132,7 +133,7 @@ class GraphQLEndpoint:
                     _set(object_type, relation_name, relation_resolver(relation_name, single))
                     if not single:
                         self.list_fields.add(relation_name)
-            self.list_fields.add(f"{name}List")
+            self.list_fields.update((f"{name}List", f"{name}Page"))  # `first` records each
             if resource is self.app.user_resource:
                 _set(query, "me", lambda _, info, r=resolvers: r.me(info))
         bind_subscriptions(self.app, self.schema, exposed(self.app.registry, self.config))

@@ -1,12 +1,12 @@
 """Builds the GraphQL schema from the repositories, with graphql-core objects.
 
-Per repository of model `<Type>`: `type <Type>`, `input <Type>Input`, the queries
-`<type>` and `<type>List`, the mutations `create<Type>`, `update<Type>`, `delete<Type>` (and
-`attach<Type><Relation>`, `detach...`, `sync...` per BelongsToMany relation: graphql/attaching.py),
-the subscription `<type>Changed` (service/graphql/subscriptions.py), `run<Type>Action` and
-`<type>Getter` where it declares actions or getters (service/graphql/actions.py), and one field per exposed
-relation; `me` when the user repository is in the schema. Printed sorted, so the same repositories
-always give byte-identical SDL.
+Per repository of model `<Type>`: `type <Type>`, `input <Type>Input`, the queries `<type>`,
+`<type>List` and `<type>Page` (with `<Type>Filter`: service/graphql/index_types.py), the mutations
+`create<Type>`, `update<Type>`, `delete<Type>` (and `attach<Type><Relation>`, `detach...`, `sync...` per
+BelongsToMany relation: graphql/attaching.py), the subscription `<type>Changed`
+(service/graphql/subscriptions.py), `run<Type>Action` and `<type>Getter` where it declares actions or
+getters (service/graphql/actions.py), and one field per exposed relation; `me` when the user repository
+is in the schema. Printed sorted, so the same repositories always give byte-identical SDL.
 """
 import re
 from typing import Any
@@ -28,6 +28,7 @@ from service.core.validation import writable
 from service.graphql.attaching import mutation_fields as relation_mutations
 from service.graphql import actions
 from service.graphql.config import GraphQLConfig
+from service.graphql.index_types import IndexTypes
 from service.graphql.scalars import GraphQLLong
 from service.graphql.subscriptions import subscription_fields
 
@@ -71,11 +72,15 @@ class SchemaBuilder:
         self.objects: dict[str, GraphQLObjectType] = {}
         self.inputs: dict[str, GraphQLInputObjectType] = {}
         self.first = int(config.get("schema", "default_first"))
+        self.index_types = IndexTypes(lambda f: _scalar(f, config), self.first)
+        self.filters: dict[str, GraphQLInputObjectType | None] = {}  # `<Type>Filter` by resource name
 
     def build(self) -> GraphQLSchema:
         for resource in self.resources:
             self.objects[resource.name] = self._object_type(resource)
             self.inputs[resource.name] = self._input_type(resource)
+            self.filters[resource.name] = self.index_types.record_filter(resource.model.__name__,
+                                                                         self._fields(resource))
         query: dict[str, GraphQLField] = {}
         mutation: dict[str, GraphQLField] = {}
         for resource in self.resources:
@@ -83,10 +88,10 @@ class SchemaBuilder:
             name = lower_first(type_name)
             obj, data = self.objects[resource.name], GraphQLNonNull(self.inputs[resource.name])
             query[name] = GraphQLField(obj, {"id": GraphQLArgument(GraphQLNonNull(GraphQLID))})
-            query[f"{name}List"] = GraphQLField(
-                GraphQLNonNull(GraphQLList(GraphQLNonNull(obj))),
-                {"first": GraphQLArgument(GraphQLInt, default_value=self.first),
-                 "page": GraphQLArgument(GraphQLInt, default_value=1)})
+            record_filter = self.filters[resource.name]
+            query[f"{name}List"] = GraphQLField(GraphQLNonNull(GraphQLList(GraphQLNonNull(obj))),
+                                                self.index_types.list_arguments(record_filter))
+            query[f"{name}Page"] = self.index_types.page_field(type_name, obj, record_filter)
             mutation[f"create{type_name}"] = GraphQLField(GraphQLNonNull(obj), {"input": GraphQLArgument(data)})
             mutation[f"update{type_name}"] = GraphQLField(
                 GraphQLNonNull(obj), {"id": GraphQLArgument(GraphQLNonNull(GraphQLID)), "input": GraphQLArgument(data),
@@ -102,8 +107,7 @@ class SchemaBuilder:
             query["me"] = GraphQLField(self.objects[self.profile])  # the profile: the token user's own record
         if not query:
             query["_empty"] = GraphQLField(GraphQLBoolean, description="There are no repositories in the schema.")
-        subscription = subscription_fields(self.resources, self.objects, self._fields,
-                                           lambda f: _scalar(f, self.config))
+        subscription = subscription_fields(self.resources, self.objects, self.filters)
         return GraphQLSchema(
             GraphQLObjectType("Query", query),
             GraphQLObjectType("Mutation", mutation) if mutation else None,

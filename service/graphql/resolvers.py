@@ -10,9 +10,11 @@ from typing import Any, ClassVar
 
 from graphql import GraphQLResolveInfo
 
-from service.core import attaching, operations, profile
+from service.core import attaching, cursors, operations, profile
 from service.core.app import Restify
 from service.core.context import Context
+from service.core.errors import BadRequest
+from service.core.filter_objects import FILTER
 from service.core.registry import Resource
 from service.graphql.selection import leaf_paths, related_firsts, related_paths
 
@@ -34,6 +36,29 @@ def relation_resolver(name: str, single: bool) -> Any:
             return items[0] if items else None
         return items[:first] if first is not None and first >= 0 else items
     return resolve
+
+
+def with_filter(context: Context, given: dict[str, Any] | None) -> Context:
+    """The context with a `<Type>Filter` argument, which the operations read as a typed filter object."""
+    if given is not None:
+        context.extras[FILTER] = given
+    return context
+
+
+def page_cursor(after: str | None, before: str | None) -> str | None:
+    """The REST `cursor` of `after` (a nextCursor, or "" for the first page) or `before` (a prevCursor):
+    a cursor carries its direction, so both are the one parameter; a cursor of the other kind is a 400."""
+    if after is not None and before is not None:
+        raise _bad_cursor("after", "Give after or before, not both.")
+    if after is not None and cursors.reads_forward(after) is False:
+        raise _bad_cursor("after", "after takes a nextCursor; pass a prevCursor to before.")
+    if before is not None and cursors.reads_forward(before) is not False:
+        raise _bad_cursor("before", "before takes a prevCursor; pass a nextCursor (or \"\") to after.")
+    return after if after is not None else before
+
+
+def _bad_cursor(name: str, message: str) -> BadRequest:
+    return BadRequest(message, {name: [message]})
 
 
 class RepositoryResolvers:
@@ -70,9 +95,24 @@ class RepositoryResolvers:
         """The profile, on the user repository's resolvers: the same operation as GET /profile."""
         return flatten(await profile.show(self.app, self.context(info, relatablePerPage=self._relatable(info))))
 
-    async def list(self, info: GraphQLResolveInfo, first: int = 15, page: int = 1) -> list[dict[str, Any]]:
-        body = await operations.index(self.app, self.resource, self.context(info, perPage=first, page=page))
+    async def list(self, info: GraphQLResolveInfo, first: int = 15, page: int = 1, search: str | None = None,
+                   sort: str | None = None, filter: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        context = self.context(info, perPage=first, page=page, search=search, sort=sort)
+        body = await operations.index(self.app, self.resource, with_filter(context, filter))
         return [flatten(item) for item in body["data"]]
+
+    async def paginate(self, info: GraphQLResolveInfo, first: int = 15, page: int = 1, after: str | None = None,
+                       before: str | None = None, search: str | None = None, sort: str | None = None,
+                       filter: dict[str, Any] | None = None, count: str = "EXACT") -> dict[str, Any]:
+        """`<type>Page`: the list with the REST index's meta; `after`/`before` are its cursor."""
+        context = self.context(info, perPage=first, page=page, cursor=page_cursor(after, before), search=search,
+                               sort=sort, count=count.lower())
+        body = await operations.index(self.app, self.resource, with_filter(context, filter))
+        meta = body["meta"]
+        return {"data": [flatten(item) for item in body["data"]],
+                "meta": {"total": meta["total"], "currentPage": meta["current_page"], "lastPage": meta["last_page"],
+                         "perPage": meta["per_page"], "nextCursor": meta["next_cursor"],
+                         "prevCursor": meta["prev_cursor"]}}
 
     async def create(self, info: GraphQLResolveInfo, input: dict[str, Any]) -> dict[str, Any]:
         body = await operations.store(self.app, self.resource, dict(input), self.context(info))

@@ -2,22 +2,21 @@
 
 The schema part is built with the rest of the schema by the generator; the resolvers subscribe
 to the same feeds as server-sent events (service/core/feeds.py), so each event is judged for
-the subscriber by scope, `show` and visible fields exactly as on REST. `<Type>Filter` takes the
-repository's matchable fields as exact values for now (the typed operator inputs of §12 will
-replace its members, not its name).
+the subscriber by scope, `show` and visible fields exactly as on REST. `filter` is the index's
+`<Type>Filter` (service/graphql/index_types.py): the feed tests each changed record with its operators.
 """
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from graphql import (
-    GraphQLArgument, GraphQLEnumType, GraphQLField, GraphQLID, GraphQLInputField, GraphQLInputObjectType,
+    GraphQLArgument, GraphQLEnumType, GraphQLField, GraphQLID, GraphQLInputObjectType,
     GraphQLNonNull, GraphQLObjectType, GraphQLResolveInfo, GraphQLSchema,
 )
 
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.feeds import DELETED, feeds
-from service.core.fields import Field
+from service.core.filter_objects import FILTER
 from service.core.registry import Resource
 from service.graphql.resolvers import flatten
 
@@ -31,9 +30,9 @@ def field_name(resource: Resource) -> str:
 
 
 def subscription_fields(resources: list[Resource], objects: dict[str, GraphQLObjectType],
-                        fields_of: Callable[[Resource], list[Field]],
-                        scalar: Callable[[Field], Any]) -> dict[str, GraphQLField]:
-    """One `<type>Changed` field per repository, with its `<Type>Change` and `<Type>Filter` types."""
+                        filters: dict[str, GraphQLInputObjectType | None]) -> dict[str, GraphQLField]:
+    """One `<type>Changed` field per repository, with its `<Type>Change` type; `filters`: each
+    repository's `<Type>Filter` (None without matchable fields)."""
     members: dict[str, GraphQLField] = {}
     for resource in resources:
         type_name = resource.model.__name__
@@ -43,28 +42,19 @@ def subscription_fields(resources: list[Resource], objects: dict[str, GraphQLObj
             "record": GraphQLField(objects[resource.name]),  # null for a deleted record
         })
         arguments = {"id": GraphQLArgument(GraphQLID)}
-        matchable = {f.name: GraphQLInputField(scalar(f)) for f in fields_of(resource) if f.is_matchable}
-        if matchable:
-            arguments["filter"] = GraphQLArgument(GraphQLInputObjectType(f"{type_name}Filter", matchable))
+        if filters.get(resource.name) is not None:
+            arguments["filter"] = GraphQLArgument(filters[resource.name])
         members[field_name(resource)] = GraphQLField(GraphQLNonNull(change), arguments)
     return members
-
-
-def _query_value(value: Any) -> str:
-    """A filter value as the query string would carry it: parsed there by the field's own rules."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "null" if value is None else str(value)
 
 
 def _subscriber(app: Restify, name: str) -> Callable[..., Any]:
     async def subscribe(_: Any, info: GraphQLResolveInfo, id: str | None = None,
                         filter: dict[str, Any] | None = None) -> AsyncIterator[dict[str, Any]]:
         base: Context = info.context["context"]
-        params = {key: _query_value(value) for key, value in (filter or {}).items()}
-        if id is not None:
-            params["id"] = id
-        context = Context(user=base.user, door="graphql", params=params, base_url=base.base_url, extras=base.extras)
+        params = {"id": id} if id is not None else {}
+        extras = {**base.extras, FILTER: filter} if filter is not None else base.extras
+        context = Context(user=base.user, door="graphql", params=params, base_url=base.base_url, extras=extras)
         # Awaited here, not inside the generator: a refusal is an `error` message at subscribe time.
         subscription = await feeds(app).subscribe(name, context)
         return _changes(subscription)

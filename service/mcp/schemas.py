@@ -9,8 +9,12 @@ from typing import Any
 from service.config import Settings
 from service.core.fields import Field
 from service.core.context import Context
-from service.core.parameters import (fields_schema, filter_schema, filtered, include_schema, per_page_schema,
-                                     relation_searches, search_schema, sort_schema)
+from service.core.description import describe
+from service.core.filter_objects import FILTER, object_operators
+from service.core.parameters import (
+    count_schema, cursor_schema, fields_schema, filter_schema, filtered, include_schema, per_page_schema,
+    relation_searches, search_schema, sort_schema,
+)
 from service.core.query import relation_sorts
 from service.core.registry import Resource
 from service.core.schemas import write_body
@@ -45,9 +49,45 @@ def index_schema(resource: Resource, fields: list[Field], settings: Settings) ->
     properties["sort"] = sort_schema(fields, sorted(relation_sorts(resource)))
     properties = _with_include(properties, resource, settings)
     properties["fields"] = fields_schema(resource, settings, Context(door="mcp", action="index"))
+    properties["cursor"] = cursor_schema()
+    properties["count"] = count_schema()
+    matchable = [f for f in fields if f.is_matchable]
+    if matchable:
+        properties[FILTER] = filter_object_schema(matchable)
     for field in filtered(fields):
-        properties[field.name] = filter_schema(field, json_null=True)
+        if field.name != FILTER:  # the filter object's name wins; {"filter": {"filter": {"eq": v}}} still works
+            properties[field.name] = filter_schema(field, json_null=True)
     return _object(properties, [])
+
+
+def filter_object_schema(fields: list[Field]) -> Schema:
+    """`filter`: per matchable field, an object of the operators its description allows (the shape of
+    GraphQL's `<Type>Filter`), read by `service.core.filter_objects`."""
+    return {"type": "object", "additionalProperties": False,
+            "properties": {f.name: _operators_schema(f) for f in fields},
+            "description": 'Filters with operators, combined with AND, e.g. {"<field>": {"gte": 10, "lt": 100}} or '
+                           '{"<field>": {"in": ["a", "b"]}, "<other>": {"isNull": true}}. Each field takes only the '
+                           "operators listed for it; anything else is a 400 naming filter.<field>.<op>."}
+
+
+def _operators_schema(field: Field) -> Schema:
+    description = describe(field)
+    kind = description.json_type
+    day = " A date-only upper bound includes that whole day." if description.type == "date" else ""
+    values = {"type": "array", "items": {"type": kind}}
+    every = {
+        "eq": ({"type": [kind, "null"]}, "Equals this value (null: records without one)."),
+        "ne": ({"type": [kind, "null"]}, "Differs from this value (null: records with one)."),
+        "gt": ({"type": kind}, f"Greater than this value.{day}"),
+        "gte": ({"type": kind}, "At least this value."),
+        "lt": ({"type": kind}, "Less than this value."),
+        "lte": ({"type": kind}, f"At most this value.{day}"),
+        "in": (values, "One of these values."),
+        "nin": (values, "None of these values."),
+        "between": ({**values, "minItems": 2, "maxItems": 2}, f"Within [low, high], both included.{day}"),
+        "isNull": ({"type": "boolean"}, "true: only records without a value; false: only those with one."),
+    }
+    return _object({op: {**every[op][0], "description": every[op][1]} for op in object_operators(description)}, [])
 
 
 def show_schema(resource: Resource, settings: Settings) -> Schema:

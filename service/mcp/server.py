@@ -6,7 +6,6 @@ would — arguments become query parameters as strings, or the JSON body — cal
 operation, and returns the same JSON. Domain errors come back as tool results with
 `isError: true` and the REST API's body, never as protocol errors.
 """
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from service.core import attaching, operations, profile
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import answer
+from service.core.filter_objects import FILTER, query_text
 from service.core.models import Model
 from service.core.query import RESERVED
 from service.mcp import attaching as relation_tools, extensions, guard, limits
@@ -114,22 +114,25 @@ def error_body(error: Exception, name: str) -> dict[str, Any]:
 async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller: Caller) -> dict[str, Any]:
     prefix = app.settings.get("server", "prefix").rstrip("/")
 
-    def context(params: dict[str, str] | None = None, url: str = "") -> Context:
-        extras = {"url": url} if url else {}
+    def context(params: dict[str, str] | None = None, url: str = "", given: Any = None) -> Context:
+        extras: dict[str, Any] = {"url": url} if url else {}
+        if given is not None:
+            extras[FILTER] = given  # the typed filter object, read by the operation as it is
         return Context(user=caller.user, door="mcp", params=params or {}, base_url=caller.base_url, extras=extras)
 
     name, operation = route.resource, route.operation
     if operation in extensions.OPERATIONS:
         return await extensions.call(app, route, arguments, caller.user, context)
     if operation == "index":
+        given = arguments.pop(FILTER, None)
         return await operations.index(app, name, context(query_params(arguments),
-                                                         f"{caller.base_url}{prefix}/{name}"))
+                                                         f"{caller.base_url}{prefix}/{name}", given))
     if operation == "profile":
         return await profile.show(app, context(query_params(arguments)))
     if operation in attaching.OPERATIONS:
         return await relation_tools.call(app, route.name, name, operation, arguments, caller.user, context)
     sent = dict(arguments)
-    id = _text(arguments.pop("id", ""))
+    id = query_text(arguments.pop("id", ""))
     if operation == "show":
         return await operations.show(app, name, id, context(query_params(arguments)))
     if operation == "store":
@@ -154,21 +157,7 @@ def query_params(arguments: Mapping[str, Any]) -> dict[str, str]:
         if value is None and key in RESERVED:
             continue
         if key == "fields" and isinstance(value, Mapping):  # per type: `fields[<type>]`, as in a query string
-            params.update((f"fields[{type_name}]", _text(names)) for type_name, names in value.items())
+            params.update((f"fields[{type_name}]", query_text(names)) for type_name, names in value.items())
             continue
-        params[str(key)] = _text(value)
+        params[str(key)] = query_text(value)
     return params
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, (str, int, float)):
-        return str(value)
-    if isinstance(value, (list, tuple)):
-        return ",".join(_text(item) for item in value)
-    return json.dumps(value, separators=(",", ":"))

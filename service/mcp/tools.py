@@ -85,10 +85,14 @@ def _definition(app: Restify, resource: Resource, route: ToolRoute, context: Con
         matchable = [f.name for f in fields if f.is_matchable]
         searchable = [f.name for f in fields if f.is_searchable]
         text = (f"List {name} records a page at a time (the REST API's GET {prefix}/{name}). Returns "
-                '{"meta": {"current_page", "from", "last_page", "path", "per_page", "to", "total"}, '
-                '"links": {"first", "last", "prev", "next", "path"}, "data": [' + shape + ", ...]}."
+                '{"meta": {"current_page", "from", "last_page", "path", "per_page", "to", "total", "next_cursor", '
+                '"prev_cursor"}, "links": {"first", "last", "prev", "next", "path"}, "data": [' + shape + ", ...]}."
                 + (f" search looks in: {', '.join(searchable)}." if searchable else "")
                 + (f" Exact filters: {', '.join(matchable)}." if matchable else "")
+                + (' filter takes operators per field, e.g. {"' + matchable[0] + '": {"ne": null}}; see its schema.'
+                   if matchable else "")
+                + " For deep or changing lists, page with cursor: start with cursor \"\" and pass meta.next_cursor "
+                  "as cursor until it is null (keep the other arguments). count \"none\" skips the total."
                 + include + " Only records you may see are listed.")
         return _tool(route, f"List {name}", text + " " + _ERRORS, schemas.index_schema(resource, fields, settings))
     if route.operation == "show":

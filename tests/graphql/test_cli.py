@@ -20,12 +20,12 @@ EXPECTED = ROOT / "schema" / "schema.graphql"  # checked in; pinned to the gener
 RESOLVERS = {"comment.py": "comments", "post.py": "posts", "tag.py": "tags", "user.py": "users"}
 TYPE_LINES = [
     "GraphQL schema preview:",
-    ("  type Comment (comments): queries comment, commentList; mutations createComment, updateComment, "
+    ("  type Comment (comments): queries comment, commentList, commentPage; mutations createComment, updateComment, "
      "deleteComment; relations: post, user"),
-    ("  type Post (posts): queries post, postList; mutations createPost, updatePost, deletePost; "
+    ("  type Post (posts): queries post, postList, postPage; mutations createPost, updatePost, deletePost; "
      "relations: user, comments, tags"),
-    "  type Tag (tags): queries tag, tagList; mutations createTag, updateTag, deleteTag; relations: none",
-    "  type User (users): queries user, userList, me; mutations createUser, updateUser, deleteUser; relations: posts",
+    "  type Tag (tags): queries tag, tagList, tagPage; mutations createTag, updateTag, deleteTag; relations: none",
+    "  type User (users): queries user, userList, userPage, me; mutations createUser, updateUser, deleteUser; relations: posts",
 ]
 NOT_GENERATED = "restify: schema not generated, keeping the previous one: "
 OLD = 1_000_000_000  # an mtime in 2001: a rewritten file gets a new one

@@ -147,6 +147,17 @@ async def test_post_list_honours_first_and_page(api, db, arguments, expected):
     assert body == {"data": {"postList": [{"title": title} for title in expected]}}
 
 
+async def test_the_served_schema_file_answers_a_filtered_uncounted_page(api, db, ann):
+    """schema/schema.graphql (read from SDL: `Count` values are their names) serves `postPage` too."""
+    for n in range(3):
+        await seed_post(db, f"p{n}", published=n > 0, user_id=ann["id"])
+    query = ('{ postPage(first: 1, count: NONE, sort: "-title", filter: {published: {eq: true}, user_id: {in: ["%s"]}}) '
+             '{ data { title } meta { total currentPage lastPage perPage } } }' % ann["id"])
+    body = await run(api, query)
+    assert body == {"data": {"postPage": {"data": [{"title": "p2"}], "meta": {
+        "total": None, "currentPage": 1, "lastPage": None, "perPage": 1}}}}
+
+
 @pytest.mark.parametrize("config", [{"pagination": {"max_per_page": 5}}], indirect=True)
 @pytest.mark.parametrize("arguments, expected", [
     ("(first: 50)", ["p0", "p1", "p2", "p3", "p4"]),

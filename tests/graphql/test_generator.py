@@ -54,6 +54,20 @@ JSON_SDL = ('"""\nAny JSON value (an object, a list, a string, a number, a boole
 LONG_SDL = ('"""\nA signed 64-bit integer, written in JSON as a string of digits; input also takes an integer.\n"""\n'
             "scalar Long")
 
+# The shared types of index queries, as the SDL prints them.
+BOOLEAN_FILTER_SDL = (
+    '"""\nOperators on a Boolean field, combined with AND (eq, ne, isNull): eq null means no value, ne null any value; '
+    'isNull true finds records without one.\n"""\ninput BooleanFilter {\n  eq: Boolean\n  isNull: Boolean\n  ne: Boolean\n}')
+STRING_FILTER_SDL = (
+    '"""\nOperators on a String field, combined with AND (eq, ne, in, nin, isNull): eq null means no value, ne null any '
+    'value; isNull true finds records without one.\n"""\ninput StringFilter {\n  eq: String\n  in: [String!]\n'
+    '  isNull: Boolean\n  ne: String\n  nin: [String!]\n}')
+COUNT_SDL = ('"""\nEXACT counts the matching records (meta.total, meta.lastPage); NONE leaves them null, for lists where '
+             'a count costs too much.\n"""\nenum Count {\n  EXACT\n  NONE\n}')
+PAGE_META_SDL = ('"""\nWhere a page is: the REST index\'s meta. Pass nextCursor to `after` for the next page and prevCursor '
+                 'to `before` for the previous one; both are null at the ends.\n"""\ntype PageMeta {\n  currentPage: Int\n'
+                 '  lastPage: Int\n  nextCursor: String\n  perPage: Int!\n  prevCursor: String\n  total: Int\n}')
+
 
 # -- helpers ------------------------------------------------------------------------------------
 
@@ -77,10 +91,16 @@ def blocks(text: str) -> list[str]:
     return [line[:-2] for line in text.splitlines() if line.endswith(" {")]
 
 
+FILTERED = {"Comment", "Post", "User"}  # the types with matchable fields
+
+
 def queries_of(type_name: str, first: int = 15) -> list[str]:
     name = type_name[0].lower() + type_name[1:]
-    return [f"{name}(id: ID!): {type_name}", f"{name}List(first: Int = {first}, page: Int = 1): [{type_name}!]!",
-            *EXTENSION_QUERIES.get(type_name, [])]
+    narrowing = f"filter: {type_name}Filter, " if type_name in FILTERED else ""
+    arguments = f"first: Int = {first}, page: Int = 1, search: String, sort: String"
+    return [f"{name}(id: ID!): {type_name}", f"{name}List({narrowing}{arguments}): [{type_name}!]!",
+            f"{name}Page(after: String, before: String, count: Count = EXACT, {narrowing}{arguments}): "
+            f"{type_name}Page!", *EXTENSION_QUERIES.get(type_name, [])]
 
 
 def mutations_of(type_name: str) -> list[str]:
@@ -149,10 +169,11 @@ def test_generated_sdl_survives_the_build_print_round_trip(registry):
 
 def test_schema_has_one_object_type_and_one_input_type_per_repository_and_the_root_types(registry):
     assert blocks(sdl(registry)) == [
-        "enum ChangeOperation", "type Comment", "type CommentChange", "input CommentFilter", "input CommentInput",
-        "type Mutation", "type Post", "type PostChange", "input PostFilter", "input PostInput", "type Query",
-        "type Subscription", "type Tag", "type TagChange", "input TagInput", "type User", "type UserChange",
-        "input UserFilter", "input UserInput"]
+        "input BooleanFilter", "enum ChangeOperation", "type Comment", "type CommentChange", "input CommentFilter",
+        "input CommentInput", "type CommentPage", "enum Count", "type Mutation", "type PageMeta", "type Post",
+        "type PostChange", "input PostFilter", "input PostInput", "type PostPage", "type Query", "input StringFilter",
+        "type Subscription", "type Tag", "type TagChange", "input TagInput", "type TagPage", "type User",
+        "type UserChange", "input UserFilter", "input UserInput", "type UserPage"]
 
 
 def test_subscriptions_are_one_changed_field_per_repository_filtered_by_its_matchable_fields(registry):
@@ -162,7 +183,7 @@ def test_subscriptions_are_one_changed_field_per_repository_filtered_by_its_matc
         "postChanged(filter: PostFilter, id: ID): PostChange!",
         "tagChanged(id: ID): TagChange!",  # tags have no matchable field: no filter argument
         "userChanged(filter: UserFilter, id: ID): UserChange!"]
-    assert members(text, "input", "PostFilter") == ["published: Boolean", "user_id: String"]
+    assert members(text, "input", "PostFilter") == ["published: BooleanFilter", "user_id: StringFilter"]
     assert members(text, "type", "PostChange") == ["id: ID!", "operation: ChangeOperation!", "record: Post"]
     assert members(text, "enum", "ChangeOperation") == ["CREATED", "DELETED", "UPDATED"]
 
@@ -272,30 +293,38 @@ def test_type_mapping_to_an_unknown_scalar_is_a_declaration_error(registry):
 
 def test_include_keeps_only_the_named_repositories_and_drops_relations_to_the_others(registry):
     change = "type {0}Change {{\n  id: ID!\n  operation: ChangeOperation!\n  record: {0}\n}}"
+    page = "type {0}Page {{\n  data: [{0}!]!\n  meta: PageMeta!\n}}"
     assert sdl(registry, repositories={"include": ["posts", "tags"]}) == "\n\n".join([
+        BOOLEAN_FILTER_SDL,
         "enum ChangeOperation {\n  CREATED\n  DELETED\n  UPDATED\n}",
+        COUNT_SDL,
         JSON_SDL,
         LONG_SDL,
         "type Mutation {\n" + "".join(f"  {m}\n" for m in sorted(mutations_of("Post") + mutations_of("Tag") + POST_TAGS))
         + "}",
+        PAGE_META_SDL,
         "type Post {\n" + "".join(f"  {m}\n" for m in sorted(SCALAR_MEMBERS["Post"]
                                                                + ["tags(first: Int = 15): [Tag!]!"])) + "}",
         change.format("Post"),
-        "input PostFilter {\n  published: Boolean\n  user_id: String\n}",
+        '"""\nFilters on Post records, combined with AND: one operator object per field.\n"""\n'
+        "input PostFilter {\n  published: BooleanFilter\n  user_id: StringFilter\n}",
         "input PostInput {\n" + "".join(f"  {m}\n" for m in INPUT_MEMBERS["Post"]) + "}",
+        page.format("Post"),
         "type Query {\n" + "".join(f"  {m}\n" for m in sorted(queries_of("Post") + queries_of("Tag"))) + "}",
+        STRING_FILTER_SDL,
         "type Subscription {\n  postChanged(filter: PostFilter, id: ID): PostChange!\n  tagChanged(id: ID): TagChange!\n}",
         "type Tag {\n" + "".join(f"  {m}\n" for m in SCALAR_MEMBERS["Tag"]) + "}",
         change.format("Tag"),
         "input TagInput {\n  name: String\n}",
+        page.format("Tag"),
     ]) + "\n"
 
 
 def test_exclude_removes_a_repository_and_every_relation_to_it(registry):
     text = sdl(registry, repositories={"exclude": ["users"]})
     assert [b for b in blocks(text) if "Change" not in b and "Filter" not in b and "Subscription" not in b] == [
-        "type Comment", "input CommentInput", "type Mutation", "type Post", "input PostInput", "type Query",
-        "type Tag", "input TagInput"]
+        "type Comment", "input CommentInput", "type CommentPage", "enum Count", "type Mutation", "type PageMeta",
+        "type Post", "input PostInput", "type PostPage", "type Query", "type Tag", "input TagInput", "type TagPage"]
     assert "userChanged" not in text and "UserChange" not in text
     assert members(text, "type", "Comment") == sorted(SCALAR_MEMBERS["Comment"] + ["post: Post"])
     assert members(text, "type", "Post") == sorted(SCALAR_MEMBERS["Post"] + ["comments(first: Int = 15): [Comment!]!",

@@ -79,7 +79,7 @@ async def test_changes_reach_a_subscriber_as_created_updated_deleted(api, restif
 async def test_filter_and_id_arguments_choose_records(api, restify, base_url, ann):
     followed = await post(api, ann["token"], title="followed")
     async with session(base_url, ann["token"]) as client:
-        published, first = await open_stream(restify, client, filter={"published": True})
+        published, first = await open_stream(restify, client, filter={"published": {"eq": True}})
         one, first_of_one = await open_stream(restify, client, count=2, id=followed["id"])
         await post(api, ann["token"], title="draft", published=False)
         shown = await post(api, ann["token"], title="out", published=True)
@@ -88,6 +88,21 @@ async def test_filter_and_id_arguments_choose_records(api, restify, base_url, an
         assert (await asyncio.wait_for(first_of_one, WAIT))["postChanged"]["record"]["title"] == "changed"
         await published.close()
         await one.close()
+
+
+async def test_the_filter_takes_the_operators_of_the_index(api, restify, base_url, ann, bob):
+    """The index's `<Type>Filter`: each changed record is tested with its operators (here ne, in, isNull)."""
+    async with session(base_url, ann["token"]) as client:
+        chosen = {"published": {"ne": False}, "user_id": {"in": [bob["id"]], "isNull": False}}
+        stream, first = await open_stream(restify, client, filter=chosen)
+        await post(api, bob["token"], title="Bob's draft", published=False)
+        await post(api, ann["token"], title="Ann's post", published=True)
+        shown = await post(api, bob["token"], title="Bob's post", published=True)
+        assert (await asyncio.wait_for(first, WAIT))["postChanged"]["record"] == {
+            "id": shown["id"], "title": "Bob's post", "published": True}
+        await api.patch(f"{PREFIX}/posts/{shown['id']}", {"published": False}, token=bob["token"])
+        assert await stream.next() == {"operation": "DELETED", "id": shown["id"], "record": None}  # it left the filter
+        await stream.close()
 
 
 async def test_each_subscriber_gets_only_what_show_allows_them(api, restify, base_url, ann, bob, published_or_own):

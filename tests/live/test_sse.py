@@ -101,6 +101,15 @@ async def test_exact_match_filters_choose_records_and_leaving_them_is_a_delete(a
     assert (event.event, data(event)) == ("deleted", {"data": {"id": shown["id"], "type": "posts"}})
 
 
+async def test_filters_with_operators_choose_records_as_the_index_does(api, feeds, ann, bob):
+    feed = await feeds(f"{PREFIX}/posts/events?published[ne]=false&user_id[in]={bob['id']}", token=ann["token"])
+    await post(api, bob["token"], title="Bob's draft", published=False)
+    await post(api, ann["token"], title="Ann's post", published=True)
+    shown = await post(api, bob["token"], title="Bob's post", published=True)
+    event = await feed.next()
+    assert (event.event, data(event)["data"]["id"]) == ("created", shown["id"])  # the two others were skipped
+
+
 async def test_a_bad_filter_is_a_400_before_the_stream_starts(feeds, ann):
     feed = await feeds(f"{PREFIX}/posts/events?published=maybe", token=ann["token"])
     assert feed.response.status_code == 400

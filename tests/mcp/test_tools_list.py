@@ -6,7 +6,9 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from service import Model, Policy, Repository, field, model
 from service.core.errors import DeclarationError
+from service.core.parameters import count_schema, cursor_schema
 from service.core.registry import build_registry, load_app
+from service.mcp.schemas import filter_object_schema
 from tests.conftest import ROOT
 
 DEMO_TOOLS = [
@@ -67,6 +69,7 @@ async def test_demo_app_offers_exactly_the_enabled_operations(connect, ann):
 
 async def test_index_tool_schema_has_paging_search_sort_include_and_matchable_filters(connect, ann):
     tool = (await tools_of(connect, ann["token"]))["posts-index-tool"]
+    fields = load_app(ROOT).resources["posts"].fields(None)
     assert tool.input_schema == {
         "type": "object",
         "additionalProperties": False,
@@ -83,6 +86,9 @@ async def test_index_tool_schema_has_paging_search_sort_include_and_matchable_fi
                                     "related record, those without a visible one last; with page, not cursor."},
             "include": {"type": "string", "pattern": INCLUDE_PATTERN, "description": INCLUDE_POSTS},
             "fields": FIELDS_POSTS,
+            "cursor": cursor_schema(),
+            "count": count_schema(),
+            "filter": filter_object_schema([f for f in fields if f.is_matchable]),
             "published": {"type": ["boolean", "null"], "description": "Only records whose published equals this "
                                                                       "value exactly (null: records without one)."},
             "user_id": {"type": ["string", "null"], "description": "Only records whose user_id equals this value "
@@ -156,7 +162,8 @@ async def test_id_and_include_tools(connect, ann, name, properties, required):
 async def test_descriptions_say_what_comes_back_and_what_can_be_included(connect, ann):
     tools = await tools_of(connect, ann["token"])
     index = tools["posts-index-tool"].description
-    assert '"meta": {"current_page", "from", "last_page", "path", "per_page", "to", "total"}' in index
+    assert ('"meta": {"current_page", "from", "last_page", "path", "per_page", "to", "total", "next_cursor", '
+            '"prev_cursor"}') in index
     assert '"attributes": {"title", "body", "views", "published", "user_id", "cover", "created_at", "updated_at"}' \
         in index
     assert "Relations you can include: comments, tags, user." in index

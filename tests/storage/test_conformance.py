@@ -557,6 +557,9 @@ async def test_a_value_bson_cannot_carry_is_unstorable_and_nothing_is_written(db
     ((("note", "nin", ("x",)),), ["Ann", "Bob"]),  # missing and null are not "x"
     ((("active", "ne", True),), ["Bob"]),
     ((("group", "in", ("a",)), ("age", "gt", 20)), ["Ann", "Cid"]),
+    ((("name", "in", ()),), []),                   # an empty list, as a typed filter object may send it
+    ((("name", "nin", ()),), ["Ann", "Bob", "Cid"]),
+    ((("name", "in", ()), ("age", "gt", 0)), []),
 ])
 async def test_conditions_compare_typed_values(db, conditions, expected):
     people = db.collection("people")

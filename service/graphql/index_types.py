@@ -1,0 +1,105 @@
+"""The GraphQL types of the index query (DESIGN §12): typed filter inputs, `Count`, `<Type>Page` and
+`PageMeta`, and the arguments `<type>List` and `<type>Page` take.
+
+`<Type>Filter` has one member per matchable field, typed by an operator input named after the field's
+scalar: `IntFilter { eq ne gt gte lt lte in nin between isNull }`, `LongFilter`, `FloatFilter`,
+`StringFilter { eq ne in nin isNull }`, `BooleanFilter { eq ne isNull }`, `IDFilter`; a date field
+(its values are ISO texts) gets `DateFilter`, with every operator on its scalar. The operators are
+those of the field's one description (`service.core.description`), read by `service.core.filter_objects`.
+"""
+from collections.abc import Callable
+
+from graphql import (
+    GraphQLArgument, GraphQLBoolean, GraphQLEnumType, GraphQLField, GraphQLInputField, GraphQLInputObjectType,
+    GraphQLInt, GraphQLList, GraphQLNamedType, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLString,
+)
+
+from service.core.description import OPERATORS, describe
+from service.core.fields import Field
+from service.core.filter_objects import object_operators
+
+# The value type whose operators each scalar's operator input is named after: `<Scalar>Filter`;
+# other operators on that scalar (a date's on String) get a longer name.
+_NATURAL = {"String": "string", "ID": "string", "Boolean": "boolean", "Int": "integer", "Long": "integer",
+            "Float": "number"}
+_LISTS = ("in", "nin", "between")
+
+COUNT = GraphQLEnumType("Count", {"EXACT": "EXACT", "NONE": "NONE"}, description=(
+    "EXACT counts the matching records (meta.total, meta.lastPage); NONE leaves them null, for lists "
+    "where a count costs too much."))
+PAGE_META = GraphQLObjectType("PageMeta", {
+    "total": GraphQLField(GraphQLInt),         # null with count: NONE
+    "currentPage": GraphQLField(GraphQLInt),   # null in cursor mode (after/before)
+    "lastPage": GraphQLField(GraphQLInt),      # null with count: NONE and in cursor mode
+    "perPage": GraphQLField(GraphQLNonNull(GraphQLInt)),
+    "nextCursor": GraphQLField(GraphQLString),
+    "prevCursor": GraphQLField(GraphQLString),
+}, description="Where a page is: the REST index's meta. Pass nextCursor to `after` for the next page and "
+               "prevCursor to `before` for the previous one; both are null at the ends.")
+
+
+def _operators_name(scalar: str, value_type: str) -> str:
+    if scalar in _NATURAL and OPERATORS[_NATURAL[scalar]] == OPERATORS[value_type]:
+        return f"{scalar}Filter"
+    if value_type == "date":
+        return "DateFilter" if scalar == "String" else f"{scalar}DateFilter"
+    return f"{scalar}{value_type.capitalize()}Filter"
+
+
+class IndexTypes:
+    """Builds each shared type once per schema (a schema holds one type per name)."""
+
+    def __init__(self, scalar: Callable[[Field], GraphQLScalarType], first: int) -> None:
+        self._scalar = scalar
+        self._first = first
+        self._operators: dict[str, GraphQLInputObjectType] = {}
+
+    def record_filter(self, type_name: str, fields: list[Field]) -> GraphQLInputObjectType | None:
+        """`<Type>Filter`, or None when no field is matchable."""
+        members = {f.name: GraphQLInputField(self._operator_input(f)) for f in fields if f.is_matchable}
+        if not members:
+            return None
+        return GraphQLInputObjectType(f"{type_name}Filter", members, description=(
+            f"Filters on {type_name} records, combined with AND: one operator object per field."))
+
+    def _operator_input(self, field: Field) -> GraphQLInputObjectType:
+        description = describe(field)
+        scalar = self._scalar(field)
+        name = _operators_name(scalar.name, description.type)
+        if name not in self._operators:
+            operators = object_operators(description)
+            members = {}
+            for operator in operators:
+                if operator in _LISTS:
+                    members[operator] = GraphQLInputField(GraphQLList(GraphQLNonNull(scalar)))
+                else:
+                    members[operator] = GraphQLInputField(GraphQLBoolean if operator == "isNull" else scalar)
+            ranges = " between takes [low, high], both included;" if "between" in operators else ""
+            days = " a date-only upper bound (lte, between) includes that whole day;" if description.type == "date" \
+                else ""
+            self._operators[name] = GraphQLInputObjectType(name, members, description=(
+                f"Operators on a {scalar.name} field, combined with AND ({', '.join(operators)}): eq null means "
+                f"no value, ne null any value;{ranges}{days} isNull true finds records without one."))
+        return self._operators[name]
+
+    def list_arguments(self, record_filter: GraphQLInputObjectType | None) -> dict[str, GraphQLArgument]:
+        """`<type>List`'s: `first` and `page`, then what narrows and orders the list."""
+        arguments = {"first": GraphQLArgument(GraphQLInt, default_value=self._first),
+                     "page": GraphQLArgument(GraphQLInt, default_value=1),
+                     "search": GraphQLArgument(GraphQLString),
+                     "sort": GraphQLArgument(GraphQLString)}
+        if record_filter is not None:
+            arguments["filter"] = GraphQLArgument(record_filter)
+        return arguments
+
+    def page_field(self, type_name: str, item: GraphQLNamedType,
+                   record_filter: GraphQLInputObjectType | None) -> GraphQLField:
+        """`<type>Page(...)`: a list's arguments, cursors and counting; `{ data, meta }`."""
+        page = GraphQLObjectType(f"{type_name}Page", {
+            "data": GraphQLField(GraphQLNonNull(GraphQLList(GraphQLNonNull(item)))),
+            "meta": GraphQLField(GraphQLNonNull(PAGE_META)),
+        })
+        arguments = {**self.list_arguments(record_filter),
+                     "after": GraphQLArgument(GraphQLString), "before": GraphQLArgument(GraphQLString),
+                     "count": GraphQLArgument(COUNT, default_value="EXACT")}
+        return GraphQLField(GraphQLNonNull(page), arguments)
