@@ -20,6 +20,8 @@ def satisfies(conditions: Iterable[Condition], document: Mapping[str, Any]) -> b
 
 
 def _meets(stored: Any, operation: str, value: Any) -> bool:
+    if operation == "eq":
+        return stored == value
     if operation == "null":
         return (stored is None) == bool(value)
     if operation == "in":

@@ -9,11 +9,12 @@ is a DeclarationError naming the policy: the application's rule is wrong, not th
 The same alternatives are tested in the process on documents a change stream delivers (`admits`), so
 the live feeds apply exactly the rule the queries apply.
 """
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from service.core.errors import DeclarationError
+from service.core.matching import Condition, satisfies
 
 OPERATORS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "between", "null")
 _SCALARS = (str, int, float, bool, type(None), datetime)
@@ -72,36 +73,16 @@ def _scalar(policy: str, name: str, value: Any) -> Any:
     return value
 
 
-# -- the same rule, tested in the process -------------------------------------------------------
-
-def _same(stored: Any, value: Any) -> bool:
-    # A missing field equals None; a boolean the server kept as 1/0 equals True/False, as in the query.
-    return stored == value
-
-
-def _compare(stored: Any, operator: str, value: Any) -> bool:
-    if operator == "eq":
-        return _same(stored, value)
-    if operator == "ne":
-        return stored is not None if value is None else not _same(stored, value)
-    if operator == "in":
-        return any(_same(stored, v) for v in value)
-    if operator == "nin":
-        return not any(_same(stored, v) for v in value)
-    if operator == "null":
-        return (stored is None) == value
-    if stored is None or value is None or isinstance(stored, bool) != isinstance(value, bool):
-        return False
-    try:
-        return {"gt": stored > value, "gte": stored >= value, "lt": stored < value, "lte": stored <= value}[operator]
-    except TypeError:  # different types never compare as ordered, as on MongoDB
-        return False
-
+# -- the same rule, tested in the process (by the one matcher live feeds use for filters) -------
 
 def admits(alternatives: Alternatives | None, document: Mapping[str, Any]) -> bool:
     """Whether `document` is within compiled alternatives (None reads everything, () nothing)."""
     if alternatives is None:
         return True
-    return any(all(_compare(document.get(name), op, v) for name, value in alternative.items()
-                   for op, v in (value.items() if isinstance(value, dict) else (("eq", value),)))
-               for alternative in alternatives)
+    return any(satisfies(_conditions(alternative), document) for alternative in alternatives)
+
+
+def _conditions(alternative: Mapping[str, Any]) -> Iterator[Condition]:
+    for name, value in alternative.items():
+        for operator, operand in (value.items() if isinstance(value, dict) else (("eq", value),)):
+            yield name, operator, operand
