@@ -44,6 +44,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "live": {"heartbeat_seconds": 15, "max_per_user": 10, "max_per_connection": 20, "max_queue": 100,
              "max_sent_ids": 10_000, "max_catch_up": 1000, "idle_ms": 50, "ticket_seconds": 60,
              "pre_images": False},
+    # Bulk store/update/delete: the most records one request may write (more: a 422).
+    "bulk": {"max_items": 100},
     # MCP at /mcp: the Host/Origin headers accepted (DNS-rebinding protection); "host:*" allows any
     # port, and "*" in allowed_hosts turns the check off (for a proxy that checks hosts itself).
     "mcp": {"allowed_hosts": ["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"],

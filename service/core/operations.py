@@ -26,9 +26,13 @@ from service.core.writes import (  # noqa: F401 (`now`, `expected_versions`: imp
 from storage import Filter, Versions
 
 
-def _deny(context: Context) -> Exception:
-    # A guest who is refused may succeed after logging in; a user who is refused will not.
+def deny(context: Context) -> Exception:
+    """What a policy's refusal answers: a guest who is refused may succeed after logging in
+    (401); a user who is refused will not (403)."""
     return Unauthenticated() if context.user is None else Forbidden()
+
+
+_deny = deny
 
 
 def enter(app: Restify, name: str, context: Context) -> Resource:

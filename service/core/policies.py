@@ -158,6 +158,15 @@ class Gate:
             log.exception("policy %s.%s raised; denying", type(self.policy).__name__, action)
             return False
 
+    def allows_in_bulk(self, action: str, record: Model | None = None) -> bool:
+        """A bulk write's own question, `store_bulk(user)`, `update_bulk(user, record)` or
+        `delete_bulk(user, record)`, when the policy asks it; else the single write's `action`."""
+        method = getattr(self.policy, f"{action}_bulk", None)
+        if method is None:
+            return self.allows(action, record)
+        arguments = (self.user,) if record is None else (self.user, record)
+        return self.entered and self._ask(f"{action}_bulk", lambda: method(*arguments))
+
     def shows(self, record: Model) -> bool:
         """`show` for a record the scope let through; a refusal is reported once per policy,
         as the totals and limits that count in-scope records then count records nobody sees."""

@@ -6,6 +6,7 @@ from service.http.handlers import (
     CollectionHandler, CollectionUploadHandler, LoginHandler, LogoutHandler, ProfileHandler, ProfileUploadHandler,
     RecordHandler, RecordUploadHandler, RegisterHandler,
 )
+from service.http.bulk import BulkDeleteHandler, BulkStoreHandler, BulkUpdateHandler
 from service.http.files import FileHandler
 
 # `{name}` matches one path segment; `{path}` the rest of the path, slashes included.
@@ -35,6 +36,9 @@ def rest_routes(app: Restify) -> list[tuple]:
         (f"{prefix}/{{resource}}", CollectionHandler),
         # Before the record route, which would take `upload` for an id.
         (f"{prefix}/{{resource}}/upload", CollectionUploadHandler),
+        (f"{prefix}/{{resource}}/bulk", BulkStoreHandler),
+        (f"{prefix}/{{resource}}/bulk/update", BulkUpdateHandler),
+        (f"{prefix}/{{resource}}/bulk/delete", BulkDeleteHandler),
         (f"{prefix}/{{resource}}/{{id}}", RecordHandler),
         (f"{prefix}/{{resource}}/{{id}}/upload", RecordUploadHandler),
     ]
