@@ -1,7 +1,8 @@
 """Builds the GraphQL schema from the repositories, with graphql-core objects.
 
 Per repository of model `<Type>`: `type <Type>`, `input <Type>Input`, the queries
-`<type>` and `<type>List`, the mutations `create<Type>`, `update<Type>`, `delete<Type>`,
+`<type>` and `<type>List`, the mutations `create<Type>`, `update<Type>`, `delete<Type>` and their
+bulk forms (service/graphql/bulk.py),
 the subscription `<type>Changed` (service/graphql/subscriptions.py), and one field per exposed
 relation; `me` when the user repository is in the schema. Printed sorted, so the same repositories
 always give byte-identical SDL.
@@ -23,6 +24,8 @@ from service.core.registry import Registry, Resource
 from service.core.serializer import visible
 from service.core.schemas import CURRENT_PASSWORD, asks_current_password
 from service.core.validation import writable
+from service.graphql.bulk import bulk_mutations
+from service.graphql.bulk import bulk_mutations
 from service.graphql.config import GraphQLConfig
 from service.graphql.scalars import GraphQLLong
 from service.graphql.subscriptions import subscription_fields
@@ -90,6 +93,7 @@ class SchemaBuilder:
             mutation[f"delete{type_name}"] = GraphQLField(
                 GraphQLNonNull(GraphQLBoolean), {"id": GraphQLArgument(GraphQLNonNull(GraphQLID)),
                                                  "version": GraphQLArgument(GraphQLInt)})  # the version read (If-Match)
+            mutation.update(bulk_mutations(type_name, obj, self.inputs[resource.name]))
         if self.profile in self.objects:
             query["me"] = GraphQLField(self.objects[self.profile])  # the profile: the token user's own record
         if not query:

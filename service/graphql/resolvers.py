@@ -13,6 +13,8 @@ from service.core import operations, profile
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.registry import Resource
+from service.graphql.bulk import BulkResolvers
+from service.graphql.bulk import BulkResolvers
 from service.graphql.selection import leaf_paths, related_firsts, related_paths
 
 RELATIONSHIPS = "__relationships"
@@ -35,7 +37,7 @@ def relation_resolver(name: str, single: bool) -> Any:
     return resolve
 
 
-class RepositoryResolvers:
+class RepositoryResolvers(BulkResolvers):
     resource: ClassVar[str] = ""
 
     def __init__(self, app: Restify) -> None:
