@@ -2,7 +2,7 @@ from service import BelongsTo, BelongsToMany, HasMany, Repository, current_user_
 
 
 class PostRepository(Repository):
-    mcp = ("index", "show", "store", "update", "delete")
+    mcp = ("index", "show", "store", "update", "delete", "bulk-store")
 
     @classmethod
     def related(cls):

@@ -25,6 +25,7 @@ from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import BadRequest, NotFound, ValidationFailed
 from service.core.operations import deny, enter
+from service.core.presenting import serialize
 from service.core.registry import Resource
 from service.core.rules import MESSAGES
 from service.core.writes import (
@@ -210,14 +211,29 @@ def _delete_items(items: list[Any]) -> list[dict[str, Any]]:
     return [item if isinstance(item, dict) else {ID: item} for item in items]
 
 
-async def delete_bulk(app: Restify, name: str, items: Any, context: Context) -> None:
-    """Deletes the record of every id (at its `version`, when an item gives one), or none."""
-    app = app.pinned()
-    context.action = "delete"
+async def _deletable(app: Restify, name: str, items: Any, context: Context) -> tuple[Resource, list[Target],
+                                                                                   list[dict[str, Any]]]:
+    """The records a bulk delete names, each visible to the user and allowed to be deleted."""
     resource = enter(app, name, context)
     targets = _targets(_delete_items(_items(app, items)))
     documents = await _records(app, resource, context, targets)
     _authorize(app, resource, context, "delete", documents)
+    return resource, targets, documents
+
+
+async def preview_delete(app: Restify, name: str, items: Any, context: Context) -> list[dict[str, Any]]:
+    """What `delete_bulk` would delete, as resource objects, checked as it checks them; nothing changes."""
+    app = app.pinned()
+    context.action = "delete"
+    resource, _, documents = await _deletable(app, name, items, context)
+    return [serialize(app, resource, context, document) for document in documents]
+
+
+async def delete_bulk(app: Restify, name: str, items: Any, context: Context) -> None:
+    """Deletes the record of every id (at its `version`, when an item gives one), or none."""
+    app = app.pinned()
+    context.action = "delete"
+    resource, targets, documents = await _deletable(app, name, items, context)
     await _each(list(zip(targets, documents)), lambda pair: before_remove(resource, context, pair[1], pair[0].versions))
     collection = app.collection(resource)
 

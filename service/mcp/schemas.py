@@ -71,9 +71,19 @@ def write_schema(fields: list[Field], action: str) -> Schema:
                    ["id", *body.get("required", [])])
 
 
+def confirm_schema() -> Schema:
+    """The `confirm` argument of a destructive tool."""
+    return {"type": "string", "minLength": 1, "description": (
+        "The token a first call without it returned: send it only once your user has agreed to the preview.")}
+
+
 def delete_schema(resource: Resource, confirm: bool = False) -> Schema:
     properties = {"id": _id(f"The id of the {resource.name} record to delete."), "version": _VERSION}
     if confirm:
-        properties["confirm"] = {"type": "string", "minLength": 1, "description": (
-            "The token a first call without it returned: send it only once your user has agreed to the preview.")}
+        properties["confirm"] = confirm_schema()
     return _object(properties, ["id"])
+
+
+def object_schema(properties: dict[str, Schema], required: list[str]) -> Schema:
+    """Tool arguments: an object with these properties and no others."""
+    return _object(properties, required)

@@ -24,7 +24,7 @@ from service.core.context import Context
 from service.core.errors import answer
 from service.core.models import Model
 from service.core.query import RESERVED
-from service.mcp import guard, limits
+from service.mcp import bulk, guard, limits
 from service.mcp.tools import ToolRoute, definitions, routes
 
 log = logging.getLogger("restify.mcp")
@@ -124,6 +124,8 @@ async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller
                                                          f"{caller.base_url}{prefix}/{name}"))
     if operation == "profile":
         return await profile.show(app, context(query_params(arguments)))
+    if operation in bulk.OPERATIONS:
+        return await bulk.run(app, route.name, name, operation, arguments, caller.user, context)
     sent = dict(arguments)
     id = _text(arguments.pop("id", ""))
     if operation == "show":

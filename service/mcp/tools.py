@@ -14,7 +14,7 @@ from service.core.app import Restify
 from service.core.context import Context
 from service.core.registry import Resource
 from service.core.serializer import TIMESTAMPS, visible
-from service.mcp import guard, schemas
+from service.mcp import bulk, guard, schemas
 
 log = logging.getLogger("restify.mcp")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -108,6 +108,10 @@ def _definition(app: Restify, resource: Resource, route: ToolRoute, context: Con
                      'only if they agree call again with the same arguments plus "confirm": "<token>" (single-use, '
                      'valid 5 minutes; a record changed meanwhile gives a new preview instead).')
         return _tool(route, f"Delete {name}", text + " " + _ERRORS, schemas.delete_schema(resource, confirm))
+    if route.operation in bulk.OPERATIONS:
+        title, text, schema = bulk.describe(resource, route.operation, fields, shape, settings,
+                                            guard.confirming(settings, route.operation))
+        return _tool(route, title, text + " " + _ERRORS, schema)
     text = (f"The authenticated user's own {name} record (GET {prefix}/profile). Returns the resource "
             f"unwrapped: {shape}." + include)
     return _tool(route, "Your profile", text + " " + _ERRORS, schemas.profile_schema(resource, settings))

@@ -12,7 +12,8 @@ from tests.conftest import ROOT
 DEMO_TOOLS = [
     "comments-delete-tool", "comments-index-tool", "comments-show-tool", "comments-store-tool",
     "comments-update-tool",
-    "posts-delete-tool", "posts-index-tool", "posts-show-tool", "posts-store-tool", "posts-update-tool",
+    "posts-bulk-store-tool", "posts-delete-tool", "posts-index-tool", "posts-show-tool", "posts-store-tool",
+    "posts-update-tool",
     "tags-index-tool", "tags-show-tool", "tags-store-tool",
     "users-index-tool", "users-profile-tool", "users-show-tool",
 ]
