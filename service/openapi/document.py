@@ -6,7 +6,7 @@ from typing import Any
 
 from service.config import Settings
 from service.core.registry import Registry
-from service.openapi import paths, resources
+from service.openapi import bulk, paths, resources
 from service.openapi.components import components
 
 OPENAPI_VERSION = "3.1.0"
@@ -38,6 +38,7 @@ def build_document(registry: Registry, settings: Settings) -> dict[str, Any]:
     path_items: dict[str, Any] = {}
     for resource in ordered:
         schemas.update(resources.schemas(resource))
+        schemas.update(bulk.schemas(resource, settings))
         path_items.update(paths.repository_paths(resource, settings))
     schemas.update(paths.profile_schemas(registry, settings))
     schemas.update(paths.auth_schemas(registry, settings))
