@@ -154,6 +154,16 @@ async def test_a_before_hook_refusing_one_item_writes_nothing_and_runs_no_after_
     assert hooks.names() == []
 
 
+async def test_bulk_update_runs_every_before_update_first_and_updated_once_all_are_written(api, db, ann, registry):
+    one, two = await create_posts(api, ann, "One", "Two")
+    hooks = PostHooks(registry)
+    response = await api.post(f"{PREFIX}/posts/bulk/update", [{"id": one["id"], "title": "Uno"},
+                                                              {"id": two["id"], "title": "Dos"}], token=ann["token"])
+    assert response.status == 200, response.body
+    assert hooks.calls == [("rest", "before_update", one["id"], "Uno"), ("rest", "before_update", two["id"], "Dos"),
+                           ("rest", "updated", one["id"], "Uno"), ("rest", "updated", two["id"], "Dos")]
+
+
 # -- update -----------------------------------------------------------------------------------------
 
 async def test_bulk_update_patches_each_record_with_only_the_fields_it_sends(api, db, ann):
