@@ -48,8 +48,6 @@ class BulkResolvers:
     resource: str
     context: Any
     _reloaded: Any
-    context: Any
-    _reloaded: Any
 
     async def create_bulk(self, info: GraphQLResolveInfo, input: list[dict[str, Any]]) -> list[dict[str, Any]]:
         body = await bulk.store_bulk(self.app, self.resource, [dict(item) for item in input], self.context(info))

@@ -24,7 +24,6 @@ from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import BadRequest, answer
 from service.graphql import bulk
-from service.graphql import bulk
 from service.graphql.config import GraphQLConfig
 from service.graphql.fast import PlainFieldExecutor
 from service.graphql.generator import build_schema_objects, exposed, lower_first
@@ -123,7 +122,6 @@ class GraphQLEndpoint:
             _set(mutation, f"create{type_name}", lambda _, info, r=resolvers, **kw: r.create(info, **kw))
             _set(mutation, f"update{type_name}", lambda _, info, r=resolvers, **kw: r.update(info, **kw))
             _set(mutation, f"delete{type_name}", lambda _, info, r=resolvers, **kw: r.delete(info, **kw))
-            bulk.bind(mutation, type_name, resolvers, _set)
             bulk.bind(mutation, type_name, resolvers, _set)
             object_type = self.schema.get_type(type_name)
             if isinstance(object_type, GraphQLObjectType):

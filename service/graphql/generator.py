@@ -25,7 +25,6 @@ from service.core.serializer import visible
 from service.core.schemas import CURRENT_PASSWORD, asks_current_password
 from service.core.validation import writable
 from service.graphql.bulk import bulk_mutations
-from service.graphql.bulk import bulk_mutations
 from service.graphql.config import GraphQLConfig
 from service.graphql.scalars import GraphQLLong
 from service.graphql.subscriptions import subscription_fields

@@ -14,7 +14,6 @@ from service.core.app import Restify
 from service.core.context import Context
 from service.core.registry import Resource
 from service.graphql.bulk import BulkResolvers
-from service.graphql.bulk import BulkResolvers
 from service.graphql.selection import leaf_paths, related_firsts, related_paths
 
 RELATIONSHIPS = "__relationships"

@@ -65,7 +65,7 @@ async def test_update_bulk_of_a_record_the_user_cannot_change_is_forbidden(api, 
 
 
 async def test_delete_bulk_deletes_every_record_and_runs_the_hooks_in_bulk_order(api, db, ann, registry):
-    one, two, kept = await create(api, ann, "One", "Two", "Kept")
+    one, two, _ = await create(api, ann, "One", "Two", "Kept")
     hooks = PostHooks(registry)
     assert await run(api, DELETE, {"ids": [one["id"], two["id"]]}, token=ann["token"]) == {
         "data": {"deletePostBulk": True}}

@@ -256,7 +256,7 @@ async def test_an_update_failing_halfway_leaves_the_collection_exactly_as_before
 
 @pytest.mark.parametrize("method", ["DELETE", "POST"])
 async def test_bulk_delete_removes_every_record_named_and_answers_204(api, db, ann, method):
-    one, two, kept = await create_posts(api, ann, "One", "Two", "Kept")
+    one, two, _ = await create_posts(api, ann, "One", "Two", "Kept")
     response = await api.request(method, f"{PREFIX}/posts/bulk/delete", [one["id"], two["id"]], token=ann["token"])
     assert (response.status, response.body) == (204, b"")
     assert [d["title"] for d in await everything(db, "posts")] == ["Kept"]

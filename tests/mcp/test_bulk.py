@@ -67,7 +67,7 @@ async def test_bulk_update_patches_and_a_stale_version_refuses_every_item(connec
 
 async def test_bulk_delete_previews_every_record_then_deletes_them_all_when_confirmed(connect, api, db, ann,
                                                                                       every_bulk_tool):
-    one, two, kept = [await rest_post(api, "posts", ann["token"], title=t) for t in ("One", "Two", "Kept")]
+    one, two, _ = [await rest_post(api, "posts", ann["token"], title=t) for t in ("One", "Two", "Kept")]
     shown = [(await rest(api, f"/posts/{id}", ann["token"]))["data"] for id in (one, two)]
     arguments = {"items": [one, two]}
     async with connect(ann["token"]) as session:
