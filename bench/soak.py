@@ -129,10 +129,11 @@ class Doors:
         answer = await self._mcp_call(tool, arguments, token)
         # A destructive tool previews first (`mcp.confirm_destructive`) and runs with the preview's token;
         # a record changed between the two answers a fresh preview, confirmed in turn.
-        for _ in range(5):
+        for confirmations in range(6):
             if not (answer.ok and isinstance(answer.body, dict) and "preview" in answer.body):
-                return answer
-            answer = await self._mcp_call(tool, {**arguments, "confirm": answer.body["confirm"]}, token)
+                return answer  # the last confirmation's answer too: it may have deleted
+            if confirmations < 5:
+                answer = await self._mcp_call(tool, {**arguments, "confirm": answer.body["confirm"]}, token)
         return Answer("mcp", 409, False, answer.body, reason=str(answer.body.get("message"))[:200])  # nothing deleted
 
     async def _mcp_call(self, tool: str, arguments: dict[str, Any], token: str) -> Answer:
