@@ -66,7 +66,9 @@ async def run(app: Any, tool: str, name: str, operation: str, arguments: dict[st
         return await bulk.update_bulk(app, name, items, context())
 
     async def delete(shown: dict[str, int | None]) -> dict[str, Any]:
-        await bulk.delete_bulk(app, name, [_at(item, shown) for item in items], context())
+        # What is not a list goes as it is: the operation refuses it with its own message.
+        await bulk.delete_bulk(app, name, [_at(item, shown) for item in items] if isinstance(items, list) else items,
+                               context())
         return {"deleted": True, "ids": [_id(item) for item in items]}
 
     if not guard.confirming(app.settings, operation):

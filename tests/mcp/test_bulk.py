@@ -131,3 +131,16 @@ async def test_a_read_only_server_offers_and_runs_no_bulk_tool(connect, api, db,
             assert error(await session.call_tool(name, {"items": items})) == {
                 "message": f"This server is read-only: {name} is turned off."}
     assert await titles(db) == ["One"]
+
+
+@pytest.mark.parametrize("config", [{"mcp": {"confirm_destructive": False}}, {}], indirect=True,
+                         ids=["without-confirmation", "with-confirmation"])
+async def test_items_that_are_not_an_array_are_refused_with_the_rest_message(connect, db, ann, every_bulk_tool):
+    async with connect(ann["token"]) as session:
+        for tool in ("posts-bulk-store-tool", "posts-bulk-update-tool", "posts-bulk-delete-tool"):
+            for arguments in ({}, {"items": {"$gt": ""}}):
+                assert error(await session.call_tool(tool, arguments)) == {
+                    "message": "A bulk write takes a JSON array of items."}, (tool, arguments)
+            assert error(await session.call_tool(tool, {"items": []})) == {
+                "message": INVALID, "errors": {"items": ["At least one item is required."]}}
+    assert await titles(db) == []
