@@ -130,10 +130,11 @@ class Doors:
         answer = await self._mcp_call(tool, arguments, token)
         # A destructive tool previews first (`mcp.confirm_destructive`) and runs with the preview's token;
         # a record changed between the two answers a fresh preview, confirmed in turn.
-        for _ in range(5):
+        for confirmations in range(6):
             if not (answer.ok and isinstance(answer.body, dict) and "preview" in answer.body):
-                return answer
-            answer = await self._mcp_call(tool, {**arguments, "confirm": answer.body["confirm"]}, token)
+                return answer  # the last confirmation's answer too: it may have deleted
+            if confirmations < 5:
+                answer = await self._mcp_call(tool, {**arguments, "confirm": answer.body["confirm"]}, token)
         return Answer("mcp", 409, False, answer.body, reason=str(answer.body.get("message"))[:200])  # nothing deleted
 
     async def _mcp_call(self, tool: str, arguments: dict[str, Any], token: str) -> Answer:
@@ -238,6 +239,7 @@ class Ledger:
         self.failed_values: set[str] = set()                 # titles and names of refused writes
         self.tags: dict[str, list[str]] = defaultdict(list)  # name -> ids acknowledged
         self.tag_refusals: Counter[str] = Counter()
+        self.tag_bulks: list[tuple[list[str], bool]] = []   # (names sent in one bulk store, acknowledged)
         self.emails: dict[str, list[str]] = defaultdict(list)
         self.email_refusals: Counter[str] = Counter()
         self.bursts: list[tuple[str, str, int, int]] = []   # (what, key, acknowledged, sent)
@@ -281,6 +283,7 @@ class Mix:
     tag_burst: int = 2
     attach: int = 4               # tags attached to a hot post, which other workers update meanwhile
     detach: int = 2               # an attached tag detached again
+    tag_bulk: int = 2
     register_burst: int = 1
     cover: int = 5
     cover_race: int = 2
@@ -308,6 +311,7 @@ Q_CREATE_TAG = "mutation($input: TagInput!) { createTag(input: $input) { id name
 Q_CHANGE_TAGS = ("mutation($id: ID!, $ids: [ID!]!) {{ {field}(id: $id, ids: $ids) "
                  "{{ id tags(first: 100) {{ id }} }} }}")
 TAG_POOL = 12  # tags to attach: each at most once per post, so a post never holds more than one answer shows
+Q_CREATE_TAGS = "mutation($input: [TagInput!]!) { createTagBulk(input: $input) { id name } }"
 
 
 class Workload:
@@ -533,6 +537,29 @@ class Workload:
                 self.ledger.unexpected.append(f"tag.store refused with {answer.errors}, not the unique rule")
         return answer
 
+    async def create_tags(self, account: Account, names: list[str], door: str) -> Answer:
+        """A bulk store (REST or GraphQL): all its tags are written or none, whatever else races it.
+        A repeated or taken name refuses the whole request (the repeat is refused by the unique index
+        after the items before it were written, which are then taken back)."""
+        items = [{"name": name} for name in names]
+        if door == "graphql":
+            answer = await self.doors.graphql(Q_CREATE_TAGS, {"input": items}, account.token)
+        else:
+            answer = await self.doors.rest("POST", f"{PREFIX}/tags/bulk", account.token, items)
+        self.ledger.note("tag.bulk", answer, (422,))
+        self.ledger.tag_bulks.append((names, answer.ok))
+        if answer.ok:
+            records = answer.body.get("createTagBulk") if door == "graphql" else \
+                [{"id": d["id"], **d["attributes"]} for d in answer.body["data"]]
+            if [r.get("name") for r in records] != names:
+                self.ledger.violations.append(f"tag.bulk via {door} answered {records}, sent {names}")
+            for record in records:
+                self.ledger.tags[record["name"]].append(record["id"])
+        elif answer.status == 422 and any(v != ["The name has already been taken."] or not k.endswith(".name")
+                                          for k, v in answer.errors.items()):
+            self.ledger.unexpected.append(f"tag.bulk refused with {answer.errors}, not the unique rule")
+        return answer
+
     async def tag_burst(self, account: Account) -> None:
         name = self.unique("tag")
         doors = [self.door_choices[i % len(self.door_choices)] for i in range(self.burst)]
@@ -687,6 +714,9 @@ class Workload:
             await self.create_tag(account, f"pool-{self.run_id}-{self.rng.randint(1, 12)}", self.door())
         elif name == "tag_burst":
             await self.tag_burst(account)
+        elif name == "tag_bulk":  # three names of a small pool of its own: repeats and conflicts are common
+            names = self.rng.choices([f"bulk-{self.run_id}-{i}" for i in range(1, 9)], k=3)
+            await self.create_tags(account, names, self.rng.choice(("rest", "graphql")))
         elif name == "register_burst":
             await self.register_burst()
         elif name in ("attach", "detach"):
@@ -926,6 +956,21 @@ def _relations(ledger: Ledger, stored: Stored) -> list[str]:
     return problems
 
 
+def _bulks(ledger: Ledger, stored: Stored) -> list[str]:
+    """Every bulk store is whole: an acknowledged one stored each of its tags (see presence), a refused
+    one none (every stored tag of its names was acknowledged to someone)."""
+    problems = []
+    for names, acked in ledger.tag_bulks:
+        for name in set(names):
+            found = [t["id"] for t in stored.tags if t.get("name") == name]
+            if not set(found) <= set(ledger.tags.get(name, [])):
+                problems.append(f"bulk {names} ({'acknowledged' if acked else 'refused'}): tag {name!r} stored as "
+                                f"{found}, acknowledged {ledger.tags.get(name, [])}")
+            elif acked and not found:
+                problems.append(f"bulk {names} acknowledged: tag {name!r} missing")
+    return problems
+
+
 def _reads(ledger: Ledger) -> list[str]:
     problems = []
     for read in ledger.reads:
@@ -1025,6 +1070,8 @@ async def check(ledger: Ledger, db: Database, files_root: Path, disk: str,
                   _counts(ledger, stored), 5),
         Invariant("unique", "unique rules hold: no duplicate, exactly one winner per same-value burst",
                   _unique(ledger, stored), len(ledger.tags) + len(ledger.emails) + len(ledger.bursts)),
+        Invariant("bulk", "every bulk store is whole: all of its tags stored, or none", _bulks(ledger, stored),
+                  len(ledger.tag_bulks)),
         Invariant("partial", "no partially written record (every field present with its type)",
                   _partial(stored), len(stored.posts) + len(stored.users) + len(stored.tags)),
         Invariant("relations", "no acknowledged attach is lost, no acknowledged detach remains, each tag once",
@@ -1056,7 +1103,8 @@ def report(ledger: Ledger, invariants: list[Invariant], seconds: float, out: Cal
         by_door[door] += n
     out("by door: " + ", ".join(f"{d} {n}" for d, n in sorted(by_door.items())))
     out(f"reads checked {len(ledger.reads)}; posts tracked {len(ledger.posts)}; users {len(ledger.users)}; "
-        f"tag names {len(ledger.tags)}; same-value bursts {len(ledger.bursts)}; files uploaded "
+        f"tag names {len(ledger.tags)}; same-value bursts {len(ledger.bursts)}; bulk stores {len(ledger.tag_bulks)} "
+        f"({sum(acked for _, acked in ledger.tag_bulks)} acknowledged); files uploaded "
         f"{sum(len(v) for v in ledger.uploads.values())}")
     out("invariants:")
     for invariant in invariants:

@@ -4,7 +4,8 @@ from repositories.post_actions import PostStats, PublishPosts
 
 
 class PostRepository(Repository):
-    mcp = ("index", "show", "store", "update", "delete", "attach", "detach", "sync", "actions", "getters")
+    mcp = ("index", "show", "store", "update", "delete", "bulk-store", "attach", "detach", "sync", "actions",
+           "getters")
 
     @classmethod
     def related(cls):

@@ -215,6 +215,27 @@ class Collection:
         return to_plain(removed)
 
     @unavailable_as_error
+    async def restore(self, document: Mapping[str, Any], written_version: int) -> bool:
+        """Puts `document` back exactly as it was (its values and version), replacing the whole
+        document so values come back with their types (a `$set` of a bool stores 1/0 on the embedded
+        server), and re-creating it if it is gone. An existing document is replaced only while it is
+        still at `written_version` (the version the write being undone left): a later writer's change
+        stays. True if the document is as given now."""
+        stored = dict(document)
+        oid = to_object_id(stored.pop("id", None) or "")
+        if oid is None:
+            return False
+        stored["_id"] = oid
+        if await self._col.find_one({"_id": oid}, {"_id": 1}) is None:
+            try:
+                await self._col.insert_one(stored)
+            except DuplicateKeyError:
+                return False
+            return True
+        result = await self._col.replace_one({"_id": oid, VERSION: written_version}, stored)
+        return result.matched_count == 1
+
+    @unavailable_as_error
     async def delete_where(self, where: Filter) -> int:
         query = where.to_mongo()
         if query is None:

@@ -89,7 +89,7 @@ async def test_many_clients_over_rest_graphql_and_mcp_lose_nothing(doors, db, re
         assert ledger.ops[("post.store", door, "acked")] > 0, f"no post was stored through {door}"
     kinds = {kind for kind, _, _ in ledger.ops}
     assert {"post.store", "post.update", "post.delete", "post.foreign-update", "read.show", "read.index", "tag.store",
-            "tags.attach", "register", "upload.cover", "upload.avatar"} <= {k.rsplit(".", 1)[0] if k.endswith(
+            "tag.bulk", "tags.attach", "register", "upload.cover", "upload.avatar"} <= {k.rsplit(".", 1)[0] if k.endswith(
                 (".put", ".patch")) else k for k in kinds}
     assert {"tag", "register"} <= {what for what, _, _, _ in ledger.bursts}
     assert sum(n for (kind, _, outcome), n in ledger.ops.items() if kind.endswith(".bad") and outcome == "refused")
@@ -113,6 +113,26 @@ async def test_exactly_one_of_many_same_name_tag_creates_succeeds_on_every_door(
         assert all(a.errors == {"name": ["The name has already been taken."]} for a in refused)
         stored = await db.collection("tags").find_within("name", [name])
         assert [t["id"] for t in stored] == workload.ledger.tags[name]
+
+
+async def test_parallel_bulk_stores_with_conflicts_each_write_all_their_items_or_none(doors, db, restify):
+    workload = await started(doors)
+    pool = [workload.unique("bulk") for _ in range(6)]
+    # Overlapping names across requests, and a repeated name inside some (refused after a partial write).
+    # Overlapping requests may all be refused (each meets another's items, written and then taken back);
+    # the last two, with names of their own, must be written whole whatever the others do.
+    batches = [[pool[(i + k) % 6] for k in range(3)] for i in range(6)]
+    batches += [[pool[i], pool[i + 1], pool[i]] for i in range(3)]
+    batches += [[workload.unique("own"), workload.unique("own")] for _ in range(2)]
+    answers = await asyncio.gather(*(workload.create_tags(workload.accounts[i % 2], names, ("rest", "graphql")[i % 2])
+                                     for i, names in enumerate(batches)))
+    assert all(a.status in (201, 200, 422) for a in answers), [(a.door, a.status, a.reason) for a in answers]
+    assert all(a.ok for a in answers[-2:]), [(a.door, a.status, a.reason) for a in answers[-2:]]
+    assert not any(a.ok for a, names in zip(answers, batches) if len(set(names)) < len(names))
+    stored = await db.collection("tags").find_within("name", [name for names in batches for name in names])
+    acked = [names for a, names in zip(answers, batches) if a.ok]
+    assert sorted(t["name"] for t in stored) == sorted(name for names in acked for name in names)
+    await assert_invariants_hold(workload, db, restify)
 
 
 async def test_exactly_one_of_many_same_email_registrations_succeeds(doors, db, restify):

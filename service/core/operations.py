@@ -27,8 +27,9 @@ from service.core.writes import (  # noqa: F401 (`now`, `expected_versions`: imp
 from storage import Filter, Versions
 
 
-def _deny(context: Context) -> Exception:
-    # A guest who is refused may succeed after logging in; a user who is refused will not.
+def deny(context: Context) -> Exception:
+    """What a policy's refusal answers: a guest who is refused may succeed after logging in
+    (401); a user who is refused will not (403)."""
     return Unauthenticated() if context.user is None else Forbidden()
 
 
@@ -37,7 +38,7 @@ def enter(app: Restify, name: str, context: Context) -> Resource:
         raise Unauthenticated()
     resource = app.resource(name)
     if not app.registry.policies.for_model(resource.model).allow_restify(context.user):
-        raise _deny(context)
+        raise deny(context)
     return resource
 
 
@@ -45,7 +46,7 @@ def _authorize(app: Restify, resource: Resource, action: str, context: Context,
                document: dict[str, Any] | None = None) -> None:
     record = resource.model(document) if document is not None else None
     if not app.registry.policies.allows(resource.model, action, context.user, record):
-        raise _deny(context)
+        raise deny(context)
 
 
 async def _find(app: Restify, resource: Resource, id: str, context: Context) -> dict[str, Any]:
@@ -59,8 +60,8 @@ async def _find(app: Restify, resource: Resource, id: str, context: Context) -> 
     return document
 
 
-# The same record lookup and refusal for the operations built beside these (attaching, actions, getters).
-find, deny = _find, _deny
+# The same record lookup for the operations built beside these (bulk, attaching, actions, getters).
+find = _find
 
 
 async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:

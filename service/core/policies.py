@@ -186,6 +186,14 @@ class Gate:
         if not callable(getattr(self.policy, action, None)):
             return self.allows(fallback, record)
         return self._ask(action, lambda: self._method(action)(self.user, record, *related))
+    def allows_in_bulk(self, action: str, record: Model | None = None) -> bool:
+        """A bulk write's own question, `store_bulk(user)`, `update_bulk(user, record)` or
+        `delete_bulk(user, record)`, when the policy asks it; else the single write's `action`."""
+        method = getattr(self.policy, f"{action}_bulk", None)
+        if method is None:
+            return self.allows(action, record)
+        arguments = (self.user,) if record is None else (self.user, record)
+        return self.entered and self._ask(f"{action}_bulk", lambda: method(*arguments))
 
     def shows(self, record: Model) -> bool:
         """`show` for a record the scope let through; a refusal is reported once per policy,

@@ -11,8 +11,8 @@ from service.core.fields import Field
 from service.core.models import Model
 from service.core.relations import Related
 
-MCP_OPERATIONS = ("index", "show", "store", "update", "delete", "profile", "attach", "detach", "sync", "actions",
-                  "getters")
+MCP_OPERATIONS = ("index", "show", "store", "update", "delete", "profile", "bulk-store", "bulk-update", "bulk-delete",
+                  "attach", "detach", "sync", "actions", "getters")
 WAYS = ("the @model(...) decorator", "a `model = ...` class property (class or dotted path)",
         "naming it after the model (PostRepository -> Post in the models module)")
 

@@ -1,5 +1,5 @@
-"""The one write path. Every write of a record (store, update, register, the profile update, and
-the seeders' writes through them) takes the same steps in the same order:
+"""The one write path. Every write of a record (store, update, register, the profile update, bulk
+writes, and the seeders' writes through them) takes the same steps in the same order:
 
     validate -> server-set values -> timestamps -> before-hooks -> save (files first, then the
     record) -> after-hooks -> serialize
@@ -66,16 +66,39 @@ class Written:
     data: dict[str, Any]                # the resource object the client is answered with
 
 
+@dataclass
+class Prepared:
+    """A write whose values are validated and stamped: what its later steps need."""
+    plan: Write
+    values: dict[str, Any]
+    pending: list[uploads.PendingFile]
+    record_id: str                      # chosen now for a new record (file names need it early)
+
+
+@dataclass
+class Saved:
+    document: dict[str, Any]            # as this write left it
+    replaced: dict[str, Any] | None     # an update's record just before this write (None: created)
+
+
 async def write(plan: Write) -> Written:
-    """Runs the steps of the write path, in order, for one record."""
+    """Runs the steps of the write path, in order, for one record. Bulk writes run the same steps
+    (`prepare`, `before`, `persist`, `finish`) for many records, each step for all before the next."""
+    prepared = await prepare(plan)
+    await before(prepared)
+    saved = await persist(prepared)
+    return await finish(prepared, saved.document)
+
+
+async def prepare(plan: Write) -> Prepared:
+    """Steps 1-3: the version read, then validate (fields and uploads together, one 422 with every
+    problem), server-set values and timestamps. Nothing is written."""
     app, context = plan.app, plan.context
     record_id = None if plan.existing is None else plan.existing["id"]
     if plan.existing is not None:
         check_version(plan.existing, plan.versions)
-    # 1. Validate: fields and uploads together, one 422 with every problem.
     values, pending = await validate_request(app, plan.fields, plan.payload, plan.action, record_id=record_id,
                                              files=plan.files, existing=plan.existing, acting=context.user)
-    # 2. Server-set values, 3. timestamps.
     if plan.creating:
         values.update(server_values(plan.fields, context))
         values.update(empty_relations(plan.resource, values))
@@ -83,25 +106,39 @@ async def write(plan: Write) -> Written:
     if plan.creating:
         values["created_at"] = stamp
     values["updated_at"] = stamp
-    # 4. Before-hooks; values they change are not validated again.
+    return Prepared(plan, values, pending, record_id or new_id())
+
+
+async def before(prepared: Prepared) -> None:
+    """Step 4: before-hooks; values they change are not validated again."""
+    plan = prepared.plan
     repository = plan.resource.repository
     if plan.creating:
-        await run_hook(repository.before_store, context, values)
+        await run_hook(repository.before_store, plan.context, prepared.values)
     else:
-        await run_hook(repository.before_update, context, plan.resource.model(plan.existing), values)
-    # 5. Save: files first, then the record.
-    document = await save(app, plan.resource, plan.fields, values, pending, record_id or new_id(), plan.existing,
-                          plan.versions)
-    # 6. After-hooks, once the record is written, after the framework's own.
+        await run_hook(repository.before_update, plan.context, plan.resource.model(plan.existing), prepared.values)
+
+
+async def persist(prepared: Prepared) -> Saved:
+    """Step 5: files first, then the record."""
+    plan = prepared.plan
+    document, replaced = await save(plan.app, plan.resource, plan.fields, prepared.values, prepared.pending,
+                                    prepared.record_id, plan.existing, plan.versions)
+    return Saved(document, None if plan.creating else replaced)
+
+
+async def finish(prepared: Prepared, document: dict[str, Any]) -> Written:
+    """Steps 6-7: after-hooks, once the record is written (after the framework's own), then the answer."""
+    plan, context = prepared.plan, prepared.plan.context
+    repository = plan.resource.repository
     if plan.creating:
         await run_hook(repository.stored, context, plan.resource.model(document))
     else:
-        await tokens.after_user_update(app, plan.resource, plan.fields, values, document["id"], context)
+        await tokens.after_user_update(plan.app, plan.resource, plan.fields, prepared.values, document["id"], context)
         await run_hook(repository.updated, context, plan.resource.model(document))
     if plan.acts_as_written:
         context.user = plan.resource.model(document)
-    # 7. Serialize.
-    data = serialize(app, plan.resource, context, document, fields=plan.fields) if plan.flags \
+    data = serialize(plan.app, plan.resource, context, document, fields=plan.fields) if plan.flags \
         else resource_object(plan.resource.name, plan.fields, document)
     return Written(document, data)
 
@@ -142,22 +179,41 @@ async def run_hook(hook: Any, *args: Any) -> None:
 async def remove(app: Restify, resource: Resource, context: Context, document: dict[str, Any],
                  versions: Versions = None) -> None:
     """Deletes an authorized record, then what hangs on it: the user's tokens, its files."""
+    await before_remove(resource, context, document, versions)
+    await after_remove(app, resource, context, await delete_record(app, resource, document, versions))
+
+
+async def before_remove(resource: Resource, context: Context, document: dict[str, Any],
+                        versions: Versions = None) -> None:
+    """The version read, then the before-hook: nothing is deleted yet."""
     check_version(document, versions)
     await run_hook(resource.repository.before_delete, context, resource.model(document))
+
+
+async def delete_record(app: Restify, resource: Resource, document: dict[str, Any],
+                        versions: Versions = None) -> dict[str, Any]:
+    """Deletes the record (at one of `versions`); returns it as this very delete removed it."""
     removed = await app.collection(resource).remove(document["id"], versions)
     if removed is None:
         raise NotFound()
-    await tokens.after_user_delete(app, resource, document["id"])
+    return removed
+
+
+async def after_remove(app: Restify, resource: Resource, context: Context, removed: dict[str, Any]) -> None:
+    """The user's tokens, the after-hook, then the files of the record as deleted (not as read
+    before: an upload may have replaced one meanwhile)."""
+    await tokens.after_user_delete(app, resource, removed["id"])
     await run_hook(resource.repository.deleted, context, resource.model(removed))
-    # The files of the record as deleted, not as read before: an upload may have replaced one meanwhile.
     await uploads.discard(app, [removed.get(f.name) for f in resource.fields(context) if f.is_file])
 
 
 async def save(app: Restify, resource: Resource, fields: list[Field], values: dict[str, Any],
                pending: list[uploads.PendingFile], record_id: str,
-               existing: dict[str, Any] | None, versions: Versions = None) -> dict[str, Any]:
+               existing: dict[str, Any] | None,
+               versions: Versions = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Writes the uploads, then the record (a new one at version 1; an update at one of `versions`);
-    a failed record write takes the new files back, a successful one deletes the files it replaced."""
+    a failed record write takes the new files back, a successful one deletes the files it replaced.
+    Returns the record as written and as it was just before ({} when created)."""
     written = await uploads.write(app, pending, record_id, resource.name)
     values.update(written)
     collection = app.collection(resource)
@@ -179,4 +235,4 @@ async def save(app: Restify, resource: Resource, fields: list[Field], values: di
         raise NotFound()
     # What this write replaced (not what was read before it): racing uploads leave no orphan.
     await uploads.discard(app, [replaced.get(n) for n, url in written.items() if replaced.get(n) != url])
-    return document
+    return document, replaced

@@ -23,8 +23,7 @@ from graphql import (
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import BadRequest, answer
-from service.graphql import attaching
-from service.graphql import actions
+from service.graphql import actions, attaching, bulk
 from service.graphql.config import GraphQLConfig
 from service.graphql.fast import PlainFieldExecutor
 from service.graphql.generator import build_schema_objects, exposed, lower_first
@@ -126,6 +125,7 @@ class GraphQLEndpoint:
             _set(mutation, f"update{type_name}", lambda _, info, r=resolvers, **kw: r.update(info, **kw))
             _set(mutation, f"delete{type_name}", lambda _, info, r=resolvers, **kw: r.delete(info, **kw))
             attaching.bind(mutation, resource, resolvers, exposed_names)
+            bulk.bind(mutation, type_name, resolvers, _set)
             object_type = self.schema.get_type(type_name)
             if isinstance(object_type, GraphQLObjectType):
                 for relation_name, relation in resource.relations.items():

@@ -2,8 +2,8 @@
 
 Per repository of model `<Type>`: `type <Type>`, `input <Type>Input`, the queries `<type>`,
 `<type>List` and `<type>Page` (with `<Type>Filter`: service/graphql/index_types.py), the mutations
-`create<Type>`, `update<Type>`, `delete<Type>` (and `attach<Type><Relation>`, `detach...`, `sync...` per
-BelongsToMany relation: graphql/attaching.py), the subscription `<type>Changed`
+`create<Type>`, `update<Type>`, `delete<Type>`, their bulk forms (graphql/bulk.py) (and
+`attach<Type><Relation>`, `detach...`, `sync...` per BelongsToMany relation: graphql/attaching.py), the subscription `<type>Changed`
 (service/graphql/subscriptions.py), `run<Type>Action` and `<type>Getter` where it declares actions or
 getters (service/graphql/actions.py), and one field per exposed relation; `me` when the user repository
 is in the schema. Printed sorted, so the same repositories always give byte-identical SDL.
@@ -25,8 +25,9 @@ from service.core.registry import Registry, Resource
 from service.core.serializer import visible
 from service.core.schemas import CURRENT_PASSWORD, asks_current_password
 from service.core.validation import writable
-from service.graphql.attaching import mutation_fields as relation_mutations
 from service.graphql import actions
+from service.graphql.attaching import mutation_fields as relation_mutations
+from service.graphql.bulk import bulk_mutations
 from service.graphql.config import GraphQLConfig
 from service.graphql.index_types import IndexTypes
 from service.graphql.scalars import GraphQLLong
@@ -99,6 +100,7 @@ class SchemaBuilder:
             mutation[f"delete{type_name}"] = GraphQLField(
                 GraphQLNonNull(GraphQLBoolean), {"id": GraphQLArgument(GraphQLNonNull(GraphQLID)),
                                                  "version": GraphQLArgument(GraphQLInt)})  # the version read (If-Match)
+            mutation.update(bulk_mutations(type_name, obj, self.inputs[resource.name]))
         mutation.update(relation_mutations(self.resources, self.objects))
         action_mutations, getter_queries = actions.schema_fields(self.resources)
         mutation.update(action_mutations)

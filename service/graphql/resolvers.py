@@ -16,6 +16,7 @@ from service.core.context import Context
 from service.core.errors import BadRequest
 from service.core.filter_objects import FILTER
 from service.core.registry import Resource
+from service.graphql.bulk import BulkResolvers
 from service.graphql.selection import leaf_paths, related_firsts, related_paths
 
 RELATIONSHIPS = "__relationships"
@@ -61,7 +62,7 @@ def _bad_cursor(name: str, message: str) -> BadRequest:
     return BadRequest(message, {name: [message]})
 
 
-class RepositoryResolvers:
+class RepositoryResolvers(BulkResolvers):
     resource: ClassVar[str] = ""
 
     def __init__(self, app: Restify) -> None:

@@ -8,6 +8,7 @@ from service.http.handlers import (
     RecordHandler, RecordUploadHandler, RegisterHandler,
 )
 from service.http import attaching
+from service.http.bulk import BulkDeleteHandler, BulkStoreHandler, BulkUpdateHandler
 from service.http.files import FileHandler
 
 # `{name}` matches one path segment; `{path}` the rest of the path, slashes included.
@@ -38,6 +39,9 @@ def rest_routes(app: Restify) -> list[tuple]:
         (f"{prefix}/{{resource}}", CollectionHandler),
         # Before the record route, which would take `upload` for an id.
         (f"{prefix}/{{resource}}/upload", CollectionUploadHandler),
+        (f"{prefix}/{{resource}}/bulk", BulkStoreHandler),
+        (f"{prefix}/{{resource}}/bulk/update", BulkUpdateHandler),
+        (f"{prefix}/{{resource}}/bulk/delete", BulkDeleteHandler),
         *((f"{prefix}/{{resource}}/{{id}}/{operation}/{{relation}}", handler)
           for operation, handler in attaching.HANDLERS.items()),
         *before_record,  # actions and getters: `actions`, `getters` are not ids either

@@ -37,6 +37,9 @@ HINTS = {
     "detach": Hints(read_only=False, destructive=True), "sync": Hints(read_only=False, destructive=True),
     # Actions and getters (service/mcp/extensions.py): an action's own `destructive` flag decides that hint.
     "action": Hints(read_only=False, idempotent=False), "getter": Hints(read_only=True),
+    "bulk-store": Hints(read_only=False, idempotent=False),
+    "bulk-update": Hints(read_only=False),
+    "bulk-delete": Hints(read_only=False, destructive=True),
 }
 
 
@@ -62,7 +65,11 @@ def two_steps(preview: str) -> str:
 
 
 def _version(record: dict[str, Any]) -> str:
-    """What a preview is bound to: the record's updated_at, or all it showed when it has none."""
+    """What a preview is bound to: the record's version (each write changes it), else its updated_at,
+    else all it showed."""
+    version = (record.get("meta") or {}).get("version")
+    if isinstance(version, int):
+        return str(version)
     attributes = record.get("attributes") or {}
     return str(attributes.get("updated_at") or confirmations.canonical(record))
 
@@ -80,9 +87,17 @@ async def delete_after_confirmation(app: Restify, tool: str, resource: str, id: 
         await operations.delete(app, resource, id, context(), versions=previewed_versions(record, accepted))
         return {"deleted": True, "id": id}
 
-    preview = {"action": "delete", "ids": [record.get("id", id)], "records": [record]}
-    return await confirm_or_preview(app, tool, arguments, user, {record.get("id", id): _version(record)}, delete,
-                                    preview, "delete", changed="the record")
+    return await records_after_confirmation(app, tool, [record], arguments, user, delete, changed="the record")
+
+
+async def records_after_confirmation(app: Restify, tool: str, records: list[dict[str, Any]], arguments: dict[str, Any],
+                                     user: Model | None, run: Callable[[], Awaitable[dict[str, Any]]],
+                                     changed: str = "a record") -> dict[str, Any]:
+    """Deletes `records` (as the user sees them now, every one authorized) by `run()` after the preview
+    and its confirmation; `run` deletes each at the version it showed (`shown_version`)."""
+    preview = {"action": "delete", "ids": [record["id"] for record in records], "records": records}
+    return await confirm_or_preview(app, tool, arguments, user, {r["id"]: _version(r) for r in records}, run,
+                                    preview, "delete", changed=changed)
 
 
 async def relation_change_after_confirmation(app: Restify, tool: str, resource: str, id: str, operation: str,
@@ -104,11 +119,17 @@ async def relation_change_after_confirmation(app: Restify, tool: str, resource: 
                                     preview, operation, changed="the record")
 
 
+def shown_version(record: dict[str, Any]) -> int | None:
+    """The `meta.version` a preview showed (None when the record shows none)."""
+    version = (record.get("meta") or {}).get("version")
+    return version if isinstance(version, int) else None
+
+
 def previewed_versions(record: dict[str, Any], accepted: Collection[int] | None) -> Collection[int] | None:
     """A confirmed call runs at the version it previewed (and the caller's `version`, if given): a
     change since is refused inside the write itself, not only by comparing the preview."""
-    shown = (record.get("meta") or {}).get("version")
-    at = frozenset((shown,)) if isinstance(shown, int) else accepted
+    shown = shown_version(record)
+    at = frozenset((shown,)) if shown is not None else accepted
     if accepted is not None and at is not accepted:
         at = at & frozenset(accepted)
     return at

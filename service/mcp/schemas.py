@@ -120,14 +120,16 @@ def write_schema(fields: list[Field], action: str) -> Schema:
                    ["id", *body.get("required", [])])
 
 
-_CONFIRM: Schema = {"type": "string", "minLength": 1, "description": (
-    "The token a first call without it returned: send it only once your user has agreed to the preview.")}
+def confirm_schema() -> Schema:
+    """The `confirm` argument of a destructive tool."""
+    return {"type": "string", "minLength": 1, "description": (
+        "The token a first call without it returned: send it only once your user has agreed to the preview.")}
 
 
 def delete_schema(resource: Resource, confirm: bool = False) -> Schema:
     properties = {"id": _id(f"The id of the {resource.name} record to delete."), "version": _VERSION}
     if confirm:
-        properties["confirm"] = _CONFIRM
+        properties["confirm"] = confirm_schema()
     return _object(properties, ["id"])
 
 
@@ -143,7 +145,14 @@ def relation_change_schema(resource: Resource, relations: list[str], operation: 
         "version": _VERSION,
     }
     if confirm:
-        properties["confirm"] = _CONFIRM
+        properties["confirm"] = confirm_schema()
     return _object(properties, ["id", "relation", "ids"])
+
+
+def object_schema(properties: dict[str, Schema], required: list[str]) -> Schema:
+    """Tool arguments: an object with these properties and no others."""
+    return _object(properties, required)
+
+
 # For the tool schemas built beside these (actions and getters: service/mcp/extensions.py).
-object_schema, id_schema, version_schema = _object, _id, _VERSION
+id_schema, version_schema = _id, _VERSION

@@ -24,7 +24,7 @@ from service.core.errors import answer
 from service.core.filter_objects import FILTER, query_text
 from service.core.models import Model
 from service.core.query import RESERVED
-from service.mcp import attaching as relation_tools, extensions, guard, limits
+from service.mcp import attaching as relation_tools, bulk, extensions, guard, limits
 from service.mcp.tools import ToolRoute, definitions, routes
 
 log = logging.getLogger("restify.mcp")
@@ -131,6 +131,8 @@ async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller
         return await profile.show(app, context(query_params(arguments)))
     if operation in attaching.OPERATIONS:
         return await relation_tools.call(app, route.name, name, operation, arguments, caller.user, context)
+    if operation in bulk.OPERATIONS:
+        return await bulk.run(app, route.name, name, operation, arguments, caller.user, context)
     sent = dict(arguments)
     id = query_text(arguments.pop("id", ""))
     if operation == "show":

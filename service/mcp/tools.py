@@ -15,7 +15,7 @@ from service.core.app import Restify
 from service.core.context import Context
 from service.core.registry import Resource
 from service.core.serializer import TIMESTAMPS, visible
-from service.mcp import attaching as relation_tools, extensions, guard, schemas
+from service.mcp import attaching as relation_tools, bulk, extensions, guard, schemas
 
 log = logging.getLogger("restify.mcp")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
@@ -122,6 +122,10 @@ def _definition(app: Restify, resource: Resource, route: ToolRoute, context: Con
         return _tool(route, f"{route.operation.title()} {name} relations",
                      relation_tools.description(resource, route.operation, settings, shape) + " " + _ERRORS,
                      relation_tools.schema(resource, route.operation, settings))
+    if route.operation in bulk.OPERATIONS:
+        title, text, schema = bulk.describe(resource, route.operation, fields, shape, settings,
+                                            guard.confirming(settings, route.operation))
+        return _tool(route, title, text + " " + _ERRORS, schema)
     text = (f"The authenticated user's own {name} record (GET {prefix}/profile). Returns the resource "
             f"unwrapped: {shape}." + include)
     return _tool(route, "Your profile", text + " " + _ERRORS, schemas.profile_schema(resource, settings))

@@ -6,7 +6,7 @@ from typing import Any
 
 from service.config import Settings
 from service.core.registry import Registry
-from service.openapi import actions, paths, resources
+from service.openapi import actions, bulk, paths, resources
 from service.openapi.components import components
 
 OPENAPI_VERSION = "3.1.0"
@@ -38,6 +38,7 @@ def build_document(registry: Registry, settings: Settings) -> dict[str, Any]:
     path_items: dict[str, Any] = {}
     for resource in ordered:
         schemas.update(resources.schemas(resource))
+        schemas.update(bulk.schemas(resource, settings))
         path_items.update(paths.repository_paths(resource, settings))
         path_items.update(paths.relation_change_paths(resource, settings))
         if actions.has_extensions(resource):  # actions and getters, for repositories that declare any

@@ -110,7 +110,8 @@ def repository_paths(resource: Resource, settings: Settings) -> dict[str, Schema
                              security, parameters=[_IF_MATCH]),
     }
     prefix = _prefix(settings, "prefix")
-    path_items = {f"{prefix}/{n}": collection, f"{prefix}/{n}/{{id}}": record}
+    path_items = {f"{prefix}/{n}": collection, f"{prefix}/{n}/{{id}}": record,
+                  **_bulk_paths(n, f"{prefix}/{n}", security, store_hashing, hashing)}
     if forms:
         path_items[f"{prefix}/{n}/upload"] = {"post": _operation(
             f"{n}.storeUpload", n, f"Create a {n} record with files (multipart/form-data)", created(), security,
@@ -143,6 +144,33 @@ def relation_change_paths(resource: Resource, settings: Settings) -> dict[str, S
                     security, requestBody=_body(body), parameters=[_IF_MATCH, *parameters.show_parameters(resource,
                                                                                                            settings)])}
     return path_items
+
+
+def _bulk_paths(n: str, collection: str, security: list[Schema], store_hashing: tuple[int, ...],
+                hashing: tuple[int, ...]) -> dict[str, Schema]:
+    """`<r>/bulk`, `<r>/bulk/update`, `<r>/bulk/delete` (DELETE, and POST for clients that send no body
+    with DELETE): all or nothing; the schemas are service.openapi.bulk's."""
+    def ref(part: str) -> Schema:
+        return schema_ref(resources.name(n, part))
+
+    deleted = {"204": {"description": "Every record deleted; no body."}, **error_responses(400, 403, 412, 413, 422)}
+
+    def delete(operation_id: str, summary: str) -> Schema:
+        return _operation(operation_id, n, summary, deleted, security, requestBody=_body(ref("BulkDelete")))
+
+    return {
+        f"{collection}/bulk": {"post": _operation(
+            f"{n}.storeBulk", n, f"Create several {n} records, all or none",
+            {**_ok("The new records, in the order sent.", ref("List"), status=201),
+             **error_responses(400, 403, 413, 422, *store_hashing)}, security, requestBody=_body(ref("BulkStore")))},
+        f"{collection}/bulk/update": {"post": _operation(
+            f"{n}.updateBulk", n, f"Change several {n} records (PATCH each), all or none",
+            {**_ok("The changed records, in the order sent.", ref("List")),
+             **error_responses(400, 403, 412, 413, 422, *hashing)}, security, requestBody=_body(ref("BulkUpdate")))},
+        f"{collection}/bulk/delete": {
+            "delete": delete(f"{n}.deleteBulk", f"Delete several {n} records, all or none"),
+            "post": delete(f"{n}.deleteBulkByPost", "As DELETE, for clients that send no body with DELETE")},
+    }
 
 
 # -- profile and auth -----------------------------------------------------------------------------

@@ -105,13 +105,21 @@ def queries_of(type_name: str, first: int = 15) -> list[str]:
 
 def mutations_of(type_name: str) -> list[str]:
     return [f"create{type_name}(input: {type_name}Input!): {type_name}!",
+            f"create{type_name}Bulk(input: [{type_name}Input!]!): [{type_name}!]!",
             f"delete{type_name}(id: ID!, version: Int): Boolean!",
+            f"delete{type_name}Bulk(ids: [ID!]!): Boolean!",
             f"update{type_name}(id: ID!, input: {type_name}Input!, version: Int): {type_name}!",
+            f"update{type_name}Bulk(input: [{type_name}BulkUpdate!]!): [{type_name}!]!",
             *EXTENSION_MUTATIONS.get(type_name, [])]
 
 
 # The posts' BelongsToMany tags: one mutation per operation.
 POST_TAGS = [f"{operation}PostTags(id: ID!, ids: [ID!]!, version: Int): Post!" for operation in ("attach", "detach", "sync")]
+
+
+def bulk_update_members(type_name: str) -> list[str]:
+    """`<Type>BulkUpdate`: the id, the version read, and the fields of `<Type>Input`."""
+    return sorted(INPUT_MEMBERS[type_name] + ["id: ID!", "version: Int"])
 
 
 def edit(app_dir: Path, file: str, old: str, new: str) -> None:
@@ -169,11 +177,12 @@ def test_generated_sdl_survives_the_build_print_round_trip(registry):
 
 def test_schema_has_one_object_type_and_one_input_type_per_repository_and_the_root_types(registry):
     assert blocks(sdl(registry)) == [
-        "input BooleanFilter", "enum ChangeOperation", "type Comment", "type CommentChange", "input CommentFilter",
-        "input CommentInput", "type CommentPage", "enum Count", "type Mutation", "type PageMeta", "type Post",
-        "type PostChange", "input PostFilter", "input PostInput", "type PostPage", "type Query", "input StringFilter",
-        "type Subscription", "type Tag", "type TagChange", "input TagInput", "type TagPage", "type User",
-        "type UserChange", "input UserFilter", "input UserInput", "type UserPage"]
+        "input BooleanFilter", "enum ChangeOperation", "type Comment", "input CommentBulkUpdate", "type CommentChange",
+        "input CommentFilter", "input CommentInput", "type CommentPage", "enum Count", "type Mutation", "type PageMeta",
+        "type Post", "input PostBulkUpdate", "type PostChange", "input PostFilter", "input PostInput", "type PostPage",
+        "type Query", "input StringFilter", "type Subscription", "type Tag", "input TagBulkUpdate", "type TagChange",
+        "input TagInput", "type TagPage", "type User", "input UserBulkUpdate", "type UserChange", "input UserFilter",
+        "input UserInput", "type UserPage"]
 
 
 def test_subscriptions_are_one_changed_field_per_repository_filtered_by_its_matchable_fields(registry):
@@ -305,6 +314,7 @@ def test_include_keeps_only_the_named_repositories_and_drops_relations_to_the_ot
         PAGE_META_SDL,
         "type Post {\n" + "".join(f"  {m}\n" for m in sorted(SCALAR_MEMBERS["Post"]
                                                                + ["tags(first: Int = 15): [Tag!]!"])) + "}",
+        "input PostBulkUpdate {\n" + "".join(f"  {m}\n" for m in bulk_update_members("Post")) + "}",
         change.format("Post"),
         '"""\nFilters on Post records, combined with AND: one operator object per field.\n"""\n'
         "input PostFilter {\n  published: BooleanFilter\n  user_id: StringFilter\n}",
@@ -314,6 +324,7 @@ def test_include_keeps_only_the_named_repositories_and_drops_relations_to_the_ot
         STRING_FILTER_SDL,
         "type Subscription {\n  postChanged(filter: PostFilter, id: ID): PostChange!\n  tagChanged(id: ID): TagChange!\n}",
         "type Tag {\n" + "".join(f"  {m}\n" for m in SCALAR_MEMBERS["Tag"]) + "}",
+        "input TagBulkUpdate {\n" + "".join(f"  {m}\n" for m in bulk_update_members("Tag")) + "}",
         change.format("Tag"),
         "input TagInput {\n  name: String\n}",
         page.format("Tag"),
@@ -323,8 +334,9 @@ def test_include_keeps_only_the_named_repositories_and_drops_relations_to_the_ot
 def test_exclude_removes_a_repository_and_every_relation_to_it(registry):
     text = sdl(registry, repositories={"exclude": ["users"]})
     assert [b for b in blocks(text) if "Change" not in b and "Filter" not in b and "Subscription" not in b] == [
-        "type Comment", "input CommentInput", "type CommentPage", "enum Count", "type Mutation", "type PageMeta",
-        "type Post", "input PostInput", "type PostPage", "type Query", "type Tag", "input TagInput", "type TagPage"]
+        "type Comment", "input CommentBulkUpdate", "input CommentInput", "type CommentPage", "enum Count",
+        "type Mutation", "type PageMeta", "type Post", "input PostBulkUpdate", "input PostInput", "type PostPage",
+        "type Query", "type Tag", "input TagBulkUpdate", "input TagInput", "type TagPage"]
     assert "userChanged" not in text and "UserChange" not in text
     assert members(text, "type", "Comment") == sorted(SCALAR_MEMBERS["Comment"] + ["post: Post"])
     assert members(text, "type", "Post") == sorted(SCALAR_MEMBERS["Post"] + ["comments(first: Int = 15): [Comment!]!",

@@ -50,6 +50,9 @@ def test_every_route_is_described(document):
     } | {f"{PREFIX}/{name}/{{id}}" for name in ("comments", "posts", "tags", "users")} | {
         f"{PREFIX}/{name}/upload" for name in ("posts", "users")  # the repositories with image fields
     } | {f"{PREFIX}/{name}/{{id}}/upload" for name in ("posts", "users")} | {
+        f"{PREFIX}/{name}/bulk{action}" for name in ("comments", "posts", "tags", "users")
+        for action in ("", "/update", "/delete")
+    } | {
         f"{PREFIX}/profile", f"{PREFIX}/profile/upload", "/api/register", "/api/login", "/api/logout",
         "/storage/{path}", f"{PREFIX}/openapi.json",
     } | {f"{PREFIX}/posts/{{id}}/{operation}/tags" for operation in ("attach", "detach", "sync")} | {
@@ -58,12 +61,13 @@ def test_every_route_is_described(document):
     assert set(document["paths"][f"{PREFIX}/posts"]) == {"get", "post"}
     assert set(document["paths"][f"{PREFIX}/posts/{{id}}"]) == {"parameters", "get", "put", "patch", "post", "delete"}
     assert set(document["paths"][f"{PREFIX}/posts/upload"]) == {"post"}
+    assert set(document["paths"][f"{PREFIX}/posts/bulk/delete"]) == {"delete", "post"}
     assert set(document["paths"][f"{PREFIX}/posts/{{id}}/upload"]) == {"parameters", "post"}
     assert set(document["paths"][f"{PREFIX}/profile"]) == {"get", "put", "post"}
     assert set(document["paths"][f"{PREFIX}/profile/upload"]) == {"post"}
     operation_ids = [op["operationId"] for item in document["paths"].values() for key, op in item.items()
                      if key != "parameters"]
-    assert len(operation_ids) == len(set(operation_ids)) == 4 * 7 + 2 * 2 + 4 + 3 + 1 + 1 + 3 + 8
+    assert len(operation_ids) == len(set(operation_ids)) == 4 * 7 + 4 * 4 + 2 * 2 + 4 + 3 + 1 + 1 + 3 + 8  # 4 bulk each
 
 
 def test_every_operation_has_one_request_media_type(document):

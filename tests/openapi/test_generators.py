@@ -102,6 +102,15 @@ def test_generated_client_runs_a_crud_round_trip(client_package, service):
         ("Generated", 3, registered.parsed.id)
     assert created.headers["Location"] == f"{service.url}{PREFIX}/posts/{post.id}"
 
+    several = client_package("api.posts.posts_store_bulk").sync_detailed(
+        client=user, body=[models.PostsStore(title="First"), models.PostsStore(title="Second", views=2)])
+    assert several.status_code == HTTPStatus.CREATED, several.content
+    assert [(item.attributes.title, item.attributes.views) for item in several.parsed.data] == [
+        ("First", 0), ("Second", 2)]
+    removed = client_package("api.posts.posts_delete_bulk_by_post").sync_detailed(
+        client=user, body=[item.id for item in several.parsed.data])
+    assert removed.status_code == HTTPStatus.NO_CONTENT, removed.content
+
     shown = posts["show"].sync_detailed(post.id, client=user)
     assert shown.status_code == HTTPStatus.OK and shown.parsed.data.attributes.title == "Generated"
 

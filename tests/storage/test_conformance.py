@@ -455,6 +455,34 @@ async def test_parallel_adds_to_one_array_lose_nothing(db):
     assert (sorted(found["tag_ids"]), found[VERSION]) == (values, 20)
 
 
+# -- restore: how a bulk write that failed halfway takes back what it wrote --------
+
+async def test_restore_puts_back_the_document_as_it_was_before_a_swap_types_and_version_included(db):
+    posts = db.collection("posts")
+    stored = await posts.insert({"title": "A", "published": True, "tags": ["x"], VERSION: 3})
+    before, after = await posts.swap(stored["id"], {"title": "B", "published": False, "tags": []})
+    assert await posts.restore(before, after[VERSION]) is True
+    restored = await posts.find_by_id(stored["id"])
+    assert restored == stored and restored["published"] is True
+
+
+async def test_restore_leaves_a_later_writers_change_alone(db):
+    posts = db.collection("posts")
+    stored = await posts.insert({"title": "A"})
+    before, after = await posts.swap(stored["id"], {"title": "B"})
+    await posts.swap(stored["id"], {"title": "C"})  # someone else wrote after the write to undo
+    assert await posts.restore(before, after[VERSION]) is False
+    assert (await posts.find_by_id(stored["id"]))["title"] == "C"
+
+
+async def test_restore_recreates_a_removed_document_with_its_id_and_version(db):
+    posts = db.collection("posts")
+    stored = await posts.insert({"title": "A", "views": 2, VERSION: 5})
+    removed = await posts.remove(stored["id"])
+    assert await posts.restore(removed, 6) is True
+    assert await posts.find_by_id(stored["id"]) == stored
+
+
 # -- unique indexes ---------------------------------------------------------------
 
 async def unique_emails(db):

@@ -1,0 +1,249 @@
+"""Bulk writes: many records of one repository in one request, all or nothing (DESIGN §13 "Bulk").
+
+Each record takes the one write path (`writes`), but each step is taken for every record before the
+next step begins:
+
+    shape -> the records, as the user may see them -> policies -> validate -> before-hooks
+    -> write every record (undone if one fails) -> after-hooks -> answer
+
+so a refusal, an invalid item or a before-hook's objection writes nothing, and after-hooks run only
+once everything is written. Errors of item `i` are keyed `"<i>.<field>"`; an id the user cannot
+see is invalid under `"<i>.id"`, like one that does not exist.
+
+Undo instead of a transaction: the embedded server's transactions are not isolated (aborting one
+rolls back other clients' writes made meanwhile), so a failed write (a unique index refusing item 3,
+a record changed since it was read, a database error) is undone record by record: created records
+are deleted, changed and deleted ones put back exactly as they were, unless another writer changed
+them since. Readers may see the records of a bulk write that is then undone.
+"""
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from service.core.app import Restify
+from service.core.context import Context
+from service.core.errors import BadRequest, NotFound, ValidationFailed
+from service.core.operations import deny, enter
+from service.core.presenting import serialize
+from service.core.registry import Resource
+from service.core.rules import MESSAGES
+from service.core.writes import (
+    Prepared, Saved, Write, after_remove, before, before_remove, delete_record, expected_versions, finish, persist,
+    prepare,
+)
+from storage import Filter, Versions, canonical_id, version_of
+
+log = logging.getLogger("restify.bulk")
+ID, VERSION = "id", "version"  # what a bulk update item says besides its fields, and a bulk delete item
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Target:
+    """An existing record an item names: its id and the versions the item accepts (None: any)."""
+    index: int
+    id: str
+    versions: Versions
+
+
+def _invalid(errors: dict[str, list[str]]) -> ValidationFailed:
+    return ValidationFailed(errors)
+
+
+def _keyed(index: int, errors: dict[str, list[str]]) -> dict[str, list[str]]:
+    return {f"{index}.{name}": messages for name, messages in errors.items()}
+
+
+def _items(app: Restify, items: Any) -> list[Any]:
+    """The items of a bulk request: an array of at least one and at most `bulk.max_items`."""
+    if not isinstance(items, list):
+        raise BadRequest("A bulk write takes a JSON array of items.")
+    if not items:
+        raise _invalid({"items": ["At least one item is required."]})
+    limit = app.settings.cap("bulk", "max_items")
+    if limit is not None and len(items) > limit:
+        raise _invalid({"items": [f"At most {limit} items may be sent at once."]})
+    return items
+
+
+def _objects(items: list[Any]) -> list[dict[str, Any]]:
+    errors = {str(i): ["The item must be an object."] for i, item in enumerate(items) if not isinstance(item, dict)}
+    if errors:
+        raise _invalid(errors)
+    return items
+
+
+def _id_error(value: Any) -> str | None:
+    if value is None or value == "":
+        return MESSAGES["required"].format(attribute="id")
+    if not isinstance(value, str):
+        return "The id must be a string."
+    return None
+
+
+def _targets(items: list[dict[str, Any]]) -> list[Target]:
+    """The id and version of each item; every problem of every item in one 422."""
+    errors: dict[str, list[str]] = {}
+    targets: list[Target] = []
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        message = _id_error(item.get(ID))
+        if message is None and canonical_id(item[ID]) in seen:
+            message = "The id field has a duplicate value."
+        if message is not None:
+            errors[f"{index}.{ID}"] = [message]
+            continue
+        seen.add(canonical_id(item[ID]))
+        try:
+            versions = expected_versions(item.get(VERSION))
+        except BadRequest as refused:
+            errors[f"{index}.{VERSION}"] = [refused.message]
+            continue
+        targets.append(Target(index, item[ID], versions))
+    if errors:
+        raise _invalid(errors)
+    return targets
+
+
+async def _records(app: Restify, resource: Resource, context: Context, targets: list[Target]) -> list[dict[str, Any]]:
+    """The record of each target, read in one query within the user's scope; one the user cannot
+    see (scope or `show`) is as invalid as one that does not exist."""
+    policies = app.registry.policies
+    where = policies.restrict(resource.model, context.user, Filter())
+    found = await app.collection(resource).find_within(ID, [t.id for t in targets], where=where)
+    gate = policies.gate(resource.model, context.user)
+    by_id = {d[ID]: d for d in found if gate.shows(resource.model(d))}
+    missing = {f"{t.index}.{ID}": [MESSAGES["exists"].format(attribute="id")]
+               for t in targets if canonical_id(t.id) not in by_id}
+    if missing:
+        raise _invalid(missing)
+    return [by_id[canonical_id(t.id)] for t in targets]
+
+
+def _authorize(app: Restify, resource: Resource, context: Context, action: str,
+               documents: Sequence[dict[str, Any] | None]) -> None:
+    """Every record allowed before anything is written: one refusal refuses the whole request."""
+    gate = app.registry.policies.gate(resource.model, context.user)
+    if not all(gate.allows_in_bulk(action, resource.model(d) if d is not None else None) for d in documents):
+        raise deny(context)
+
+
+async def _each(items: Sequence[T], step: Callable[[T], Awaitable[R]]) -> list[R]:
+    """`step` for every item; the 422s of all of them in one, keyed by item."""
+    results: list[R] = []
+    errors: dict[str, list[str]] = {}
+    for index, item in enumerate(items):
+        try:
+            results.append(await step(item))
+        except ValidationFailed as failed:
+            errors.update(_keyed(index, failed.errors))
+    if errors:
+        raise _invalid(errors)
+    return results
+
+
+async def _all_or_nothing(items: Sequence[T], step: Callable[[T], Awaitable[R]],
+                          undo: Callable[[R], Awaitable[Any]]) -> list[R]:
+    """`step` for each item in order; when one fails, what the others did is undone (last first)
+    and the failure is answered (a 422 keyed by the failing item)."""
+    done: list[R] = []
+    for index, item in enumerate(items):
+        try:
+            done.append(await step(item))
+        except BaseException as failure:
+            for result in reversed(done):
+                try:
+                    await undo(result)
+                except Exception:  # the others are still undone; this one is reported
+                    log.exception("could not undo a bulk write: %r", result)
+            if isinstance(failure, ValidationFailed):
+                raise _invalid(_keyed(index, failure.errors)) from None
+            raise
+    return done
+
+
+async def store_bulk(app: Restify, name: str, items: Any, context: Context) -> dict[str, Any]:
+    """Creates every item (store's rules for each), or none: 201's `{"data": [resource...]}`."""
+    app = app.pinned()
+    context.action = "store"
+    resource = enter(app, name, context)
+    objects = _objects(_items(app, items))
+    _authorize(app, resource, context, "store", [None])
+    await app.ready()
+    fields = resource.fields(context)
+    prepared = await _each([Write(app, resource, fields, context, item) for item in objects], prepare)
+    await _each(prepared, before)
+    collection = app.collection(resource)
+    saved = await _all_or_nothing(prepared, persist, lambda s: collection.delete(s.document[ID]))
+    return {"data": [(await finish(p, s.document)).data for p, s in zip(prepared, saved)]}
+
+
+async def update_bulk(app: Restify, name: str, items: Any, context: Context) -> dict[str, Any]:
+    """Changes every item's record (PATCH: only the fields sent; `version`, if given, must be the
+    record's), or none."""
+    app = app.pinned()
+    context.action = "patch"
+    resource = enter(app, name, context)
+    objects = _objects(_items(app, items))
+    targets = _targets(objects)
+    documents = await _records(app, resource, context, targets)
+    _authorize(app, resource, context, "update", documents)
+    await app.ready()
+    fields = resource.fields(context)
+    plans = [Write(app, resource, fields, context, {k: v for k, v in item.items() if k not in (ID, VERSION)},
+                   action="patch", existing=document, versions=target.versions)
+             for item, target, document in zip(objects, targets, documents)]
+    prepared: list[Prepared] = await _each(plans, prepare)
+    await _each(prepared, before)
+    collection = app.collection(resource)
+
+    async def undo(saved: Saved) -> None:
+        await collection.restore(saved.replaced, version_of(saved.document))
+
+    saved = await _all_or_nothing(prepared, persist, undo)
+    return {"data": [(await finish(p, s.document)).data for p, s in zip(prepared, saved)]}
+
+
+def _delete_items(items: list[Any]) -> list[dict[str, Any]]:
+    """Ids, or objects with an `id` (and a `version`)."""
+    return [item if isinstance(item, dict) else {ID: item} for item in items]
+
+
+async def _deletable(app: Restify, name: str, items: Any, context: Context) -> tuple[Resource, list[Target],
+                                                                                   list[dict[str, Any]]]:
+    """The records a bulk delete names, each visible to the user and allowed to be deleted."""
+    resource = enter(app, name, context)
+    targets = _targets(_delete_items(_items(app, items)))
+    documents = await _records(app, resource, context, targets)
+    _authorize(app, resource, context, "delete", documents)
+    return resource, targets, documents
+
+
+async def preview_delete(app: Restify, name: str, items: Any, context: Context) -> list[dict[str, Any]]:
+    """What `delete_bulk` would delete, as resource objects, checked as it checks them; nothing changes."""
+    app = app.pinned()
+    context.action = "delete"
+    resource, _, documents = await _deletable(app, name, items, context)
+    return [serialize(app, resource, context, document) for document in documents]
+
+
+async def delete_bulk(app: Restify, name: str, items: Any, context: Context) -> None:
+    """Deletes the record of every id (at its `version`, when an item gives one), or none."""
+    app = app.pinned()
+    context.action = "delete"
+    resource, targets, documents = await _deletable(app, name, items, context)
+    await _each(list(zip(targets, documents)), lambda pair: before_remove(resource, context, pair[1], pair[0].versions))
+    collection = app.collection(resource)
+
+    async def delete(pair: tuple[Target, dict[str, Any]]) -> dict[str, Any]:
+        try:
+            return await delete_record(app, resource, pair[1], pair[0].versions)
+        except NotFound:  # deleted by someone else since it was read
+            raise _invalid({ID: [MESSAGES["exists"].format(attribute="id")]}) from None
+
+    removed = await _all_or_nothing(list(zip(targets, documents)), delete,
+                                    lambda document: collection.restore(document, version_of(document)))
+    for document in removed:
+        await after_remove(app, resource, context, document)
