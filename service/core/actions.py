@@ -14,7 +14,6 @@ standalone action, which runs without records, asks `run_action(user, None, acti
 and one refusal refuses the whole request before `handle` first runs. Records are handed to
 `handle` in chunks of `chunk_size`; each write it makes goes through the operations layer.
 """
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -25,6 +24,7 @@ from service.core.context import Context
 from service.core.errors import BadRequest, ValidationFailed
 from service.core.extensions import Extension, RunContext, caller, chosen, entered, offered, running
 from service.core.fields import Field
+from service.core.filter_objects import FILTER, apply_filter
 from service.core.models import Model
 from service.core.query import parse_index
 from service.core.registry import Resource
@@ -33,7 +33,6 @@ from service.core.validation import validate
 from service.core.writes import check_version
 from storage import Filter, Versions, canonical_id, is_valid_id, version_of
 
-log = logging.getLogger("restify.actions")
 ALL = "all"
 SELECTION = "repositories"  # the payload key naming the records: a list of ids, or "all"
 
@@ -164,16 +163,7 @@ def _may_run(app: Restify, resource: Resource, context: Context, action: Action,
     """`run_action(user, record, action)` when the policy has it; else `update` (a record) or `store`
     (a standalone action). A policy that raises refuses."""
     gate = app.registry.policies.gate(resource.model, context.user)
-    method = getattr(gate.policy, "run_action", None)
-    if method is None:
-        return gate.allows("update" if record is not None else "store", record)
-    if not gate.entered:
-        return False
-    try:
-        return bool(method(context.user, record, action))
-    except Exception:  # a broken policy must fail closed, and loudly
-        log.exception("policy %s.run_action raised; denying", type(gate.policy).__name__)
-        return False
+    return gate.allows_or("run_action", "update" if record is not None else "store", record, action)
 
 
 def _refuse(key: str, message: str) -> ValidationFailed:
@@ -216,4 +206,5 @@ async def _index_filter(app: Restify, resource: Resource, context: Context) -> F
     params = {k: v for k, v in context.params.items() if k != "action"}
     fields = resource.fields(context)
     query = parse_index(resource, fields, params, app.settings, context.extras.get("repeated") or {})
+    apply_filter(query, fields, context.extras.get(FILTER))  # a typed filter object (GraphQL, MCP)
     return await operations.index_filter(app, resource, fields, query, context)

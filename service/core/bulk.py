@@ -126,7 +126,7 @@ def _authorize(app: Restify, resource: Resource, context: Context, action: str,
                documents: Sequence[dict[str, Any] | None]) -> None:
     """Every record allowed before anything is written: one refusal refuses the whole request."""
     gate = app.registry.policies.gate(resource.model, context.user)
-    if not all(gate.allows_in_bulk(action, resource.model(d) if d is not None else None) for d in documents):
+    if not all(gate.allows_or(f"{action}_bulk", action, resource.model(d) if d is not None else None) for d in documents):
         raise deny(context)
 
 

@@ -178,22 +178,16 @@ class Gate:
             log.exception("policy %s.%s raised; denying", type(self.policy).__name__, action)
             return False
 
-    def allows_or(self, action: str, fallback: str, record: Model | None, *related: Any) -> bool:
-        """`action(user, record, *related)` where the policy defines it (`attach_tags`), else
-        `fallback(user, record)` (`update`)."""
+    def allows_or(self, action: str, fallback: str, record: Model | None, *more: Any) -> bool:
+        """The policy's own question where it defines it — `attach_tags(user, record, tag)`,
+        `update_bulk(user, record)`, `store_bulk(user)`, `run_action(user, record, action)` — else
+        `fallback(user, record)` (`update`, `store`...)."""
         if not self.entered:
             return False
         if not callable(getattr(self.policy, action, None)):
             return self.allows(fallback, record)
-        return self._ask(action, lambda: self._method(action)(self.user, record, *related))
-    def allows_in_bulk(self, action: str, record: Model | None = None) -> bool:
-        """A bulk write's own question, `store_bulk(user)`, `update_bulk(user, record)` or
-        `delete_bulk(user, record)`, when the policy asks it; else the single write's `action`."""
-        method = getattr(self.policy, f"{action}_bulk", None)
-        if method is None:
-            return self.allows(action, record)
-        arguments = (self.user,) if record is None else (self.user, record)
-        return self.entered and self._ask(f"{action}_bulk", lambda: method(*arguments))
+        arguments = (self.user,) if record is None and not more else (self.user, record, *more)
+        return self._ask(action, lambda: self._method(action)(*arguments))
 
     def shows(self, record: Model) -> bool:
         """`show` for a record the scope let through; a refusal is reported once per policy,

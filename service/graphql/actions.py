@@ -1,19 +1,22 @@
 """Actions and getters in the GraphQL schema: per repository of model `<Type>` that declares some,
 
-    mutation run<Type>Action(action: String!, ids: [ID!], all: Boolean, id: ID, payload: JSON, version: Int): JSON
+    mutation run<Type>Action(action: String!, ids: [ID!], all: Boolean, filter: <Type>Filter, search: String,
+                             id: ID, payload: JSON, version: Int): JSON
     query    <type>Getter(key: String!, id: ID): JSON
 
 One generic field each rather than one per action: the schema stays the same when an action is
 added, and the answers (whatever `handle` returns) are JSON anyway. `ids` or `all` run an action
-offered on the collection (`all`: every record the caller may see); `id` (with `version`, the
+offered on the collection (`all`: every record the caller may see that `filter` and `search` select, as
+on `<type>List`); `id` (with `version`, the
 record's meta.version as read) runs one offered on a record. The resolvers call the same
 operations as REST, so policies, validation and the answers are the same.
 """
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from graphql import (
-    GraphQLArgument, GraphQLBoolean, GraphQLField, GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull,
+    GraphQLArgument, GraphQLBoolean, GraphQLField, GraphQLID, GraphQLInputObjectType, GraphQLInt, GraphQLList,
+    GraphQLNonNull,
     GraphQLResolveInfo, GraphQLSchema, GraphQLString,
 )
 
@@ -21,6 +24,7 @@ from service.core import actions, getters
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import BadRequest
+from service.core.filter_objects import FILTER
 from service.core.registry import Resource
 from service.core.writes import expected_versions
 from service.graphql.scalars import GraphQLJSON
@@ -33,8 +37,10 @@ def _names(resource: Resource) -> tuple[str, str]:
     return f"run{type_name}Action", f"{type_name[:1].lower()}{type_name[1:]}Getter"
 
 
-def schema_fields(resources: list[Resource]) -> tuple[dict[str, GraphQLField], dict[str, GraphQLField]]:
-    """(mutations, queries): `run<Type>Action` and `<type>Getter` for the repositories that declare any."""
+def schema_fields(resources: list[Resource], filters: Mapping[str, GraphQLInputObjectType | None]
+                  ) -> tuple[dict[str, GraphQLField], dict[str, GraphQLField]]:
+    """(mutations, queries): `run<Type>Action` and `<type>Getter` for the repositories that declare any;
+    `filters`: each repository's `<Type>Filter` (None: it has no matchable fields)."""
     mutations: dict[str, GraphQLField] = {}
     queries: dict[str, GraphQLField] = {}
     for resource in resources:
@@ -44,6 +50,8 @@ def schema_fields(resources: list[Resource]) -> tuple[dict[str, GraphQLField], d
                 "action": GraphQLArgument(GraphQLNonNull(GraphQLString)),
                 "ids": GraphQLArgument(GraphQLList(GraphQLNonNull(GraphQLID))),
                 "all": GraphQLArgument(GraphQLBoolean),
+                **({"filter": GraphQLArgument(filters[resource.name])} if filters.get(resource.name) else {}),
+                "search": GraphQLArgument(GraphQLString),  # with all: as on <type>List
                 "id": GraphQLArgument(GraphQLID),
                 "payload": GraphQLArgument(GraphQLJSON),
                 "version": GraphQLArgument(GraphQLInt),  # with id: the version read (If-Match)
@@ -55,15 +63,16 @@ def schema_fields(resources: list[Resource]) -> tuple[dict[str, GraphQLField], d
     return mutations, queries
 
 
-def _context(info: GraphQLResolveInfo) -> Context:
+def _context(info: GraphQLResolveInfo, params: dict[str, str] | None = None,
+             extras: dict[str, Any] | None = None) -> Context:
     base: Context = info.context["context"]
-    return Context(user=base.user, door="graphql", base_url=base.base_url)
+    return Context(user=base.user, door="graphql", base_url=base.base_url, params=params or {}, extras=extras or {})
 
 
 def _runner(app: Restify, name: str) -> Callable[..., Any]:
     async def run(_: Any, info: GraphQLResolveInfo, action: str, ids: list[str] | None = None,
                   all: bool | None = None, id: str | None = None, payload: Any = None,
-                  version: int | None = None) -> Any:
+                  version: int | None = None, filter: dict[str, Any] | None = None, search: str | None = None) -> Any:
         if payload is not None and not isinstance(payload, dict):
             raise BadRequest("The payload must be an object of the action's fields.")
         body = dict(payload or {})
@@ -71,7 +80,9 @@ def _runner(app: Restify, name: str) -> Callable[..., Any]:
             body[actions.SELECTION] = actions.ALL
         elif ids is not None:
             body[actions.SELECTION] = ids
-        answer = await actions.run(app, name, action, body, _context(info), id, expected_versions(version))
+        # `all` selects as the index does: the same search parameter and typed filter object.
+        context = _context(info, {"search": search} if search else {}, {FILTER: filter} if filter else {})
+        answer = await actions.run(app, name, action, body, context, id, expected_versions(version))
         return answer["data"]
     return run
 

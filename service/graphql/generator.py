@@ -102,7 +102,7 @@ class SchemaBuilder:
                                                  "version": GraphQLArgument(GraphQLInt)})  # the version read (If-Match)
             mutation.update(bulk_mutations(type_name, obj, self.inputs[resource.name]))
         mutation.update(relation_mutations(self.resources, self.objects))
-        action_mutations, getter_queries = actions.schema_fields(self.resources)
+        action_mutations, getter_queries = actions.schema_fields(self.resources, self.filters)
         mutation.update(action_mutations)
         query.update(getter_queries)
         if self.profile in self.objects:

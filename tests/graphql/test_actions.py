@@ -75,3 +75,18 @@ async def test_post_getter_on_the_collection_and_on_a_record(api, ann, installed
     assert await run(api, GET, {"k": "shout", "id": post}) == {"data": {"postGetter": "QUIET"}}
     missing = await run(api, GET, {"k": "post-stats", "id": "0" * 24})
     assert missing == {"data": {"postGetter": None}, "errors": [failure(GET, "postGetter", "NOT_FOUND", "Not found.")]}
+
+
+async def test_all_selects_with_the_typed_filter_and_search_as_the_list_does(api, db, ann, installed):
+    await insert_posts(db, ann["id"], 2, views=1)
+    await insert_posts(db, ann["id"], 3, views=50)
+    await db.collection("posts").insert({"title": "Other", "views": 70, "published": False, "user_id": ann["id"],
+                                         "_version": 1})
+    query = ('mutation($f: PostFilter, $s: String) { runPostAction(action: "record-titles", all: true, '
+             'filter: $f, search: $s, payload: {reason: "r"}) }')
+    body = await run(api, query, {"f": {"views": {"gte": 10}}, "s": "P0"}, token=ann["token"])
+    assert body == {"data": {"runPostAction": {"affected": 3}}}
+    assert installed.record_titles.chunks == [["P000", "P001", "P002"]]
+    bad = await run(api, query, {"f": {"views": {"gte": "x"}}}, token=ann["token"])
+    assert bad["errors"][0]["extensions"]["code"] in ("BAD_REQUEST", "GRAPHQL_VALIDATION_FAILED", "BAD_USER_INPUT")
+    assert installed.record_titles.chunks == [["P000", "P001", "P002"]]
