@@ -145,6 +145,15 @@ class Collection:
         stored["_id"] = result.inserted_id
         return to_plain(stored)
 
+    @unavailable_as_error
+    async def insert_many(self, documents: Iterable[Mapping[str, Any]]) -> int:
+        """Inserts `documents` in one command (seeders, benchmarks); how many were inserted."""
+        stored = [dict(document) for document in documents]
+        if not stored:
+            return 0
+        result = await self._col.insert_many(stored, ordered=True)
+        return len(result.inserted_ids)
+
     async def update(self, id: str, values: Mapping[str, Any]) -> dict | None:
         """Set `values` on one document and return it as this write left it (None if gone)."""
         swapped = await self.swap(id, values)

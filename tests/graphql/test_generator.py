@@ -150,7 +150,7 @@ def test_subscriptions_are_one_changed_field_per_repository_filtered_by_its_matc
         "postChanged(filter: PostFilter, id: ID): PostChange!",
         "tagChanged(id: ID): TagChange!",  # tags have no matchable field: no filter argument
         "userChanged(filter: UserFilter, id: ID): UserChange!"]
-    assert members(text, "input", "PostFilter") == ["published: Boolean", "user_id: String"]
+    assert members(text, "input", "PostFilter") == ["published: Boolean", "user_id: String", "views: Long"]
     assert members(text, "type", "PostChange") == ["id: ID!", "operation: ChangeOperation!", "record: Post"]
     assert members(text, "enum", "ChangeOperation") == ["CREATED", "DELETED", "UPDATED"]
 
@@ -262,7 +262,7 @@ def test_include_keeps_only_the_named_repositories_and_drops_relations_to_the_ot
         "type Post {\n" + "".join(f"  {m}\n" for m in sorted(SCALAR_MEMBERS["Post"]
                                                                + ["tags(first: Int = 15): [Tag!]!"])) + "}",
         change.format("Post"),
-        "input PostFilter {\n  published: Boolean\n  user_id: String\n}",
+        "input PostFilter {\n  published: Boolean\n  user_id: String\n  views: Long\n}",
         "input PostInput {\n" + "".join(f"  {m}\n" for m in INPUT_MEMBERS["Post"]) + "}",
         "type Query {\n" + "".join(f"  {m}\n" for m in sorted(queries_of("Post") + queries_of("Tag"))) + "}",
         "type Subscription {\n  postChanged(filter: PostFilter, id: ID): PostChange!\n  tagChanged(id: ID): TagChange!\n}",

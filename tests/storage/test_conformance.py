@@ -541,3 +541,12 @@ async def test_a_rule_beside_conditions_is_counted_as_it_is_found(db):
     ranged = Filter(conditions=(("age", "gte", 30), ("age", "lt", 41), ("note", "null", True)))
     assert ranged.to_mongo() == {"age": {"$gte": 30, "$lt": 41}, "note": {"$in": [None]}}
     assert (await names(people, ranged), await people.count(ranged)) == (["Ann"], 1)
+
+
+async def test_insert_many_stores_every_document_in_one_command(db, commands):
+    people = db.collection("people")
+    commands.reset()
+    assert await people.insert_many(PEOPLE) == 3
+    assert await people.insert_many([]) == 0
+    assert [c for c in commands.commands if c[0] == "insert"] == [("insert", "people")]
+    assert await names(people) == ["Ann", "Bob", "Cid"]
