@@ -7,7 +7,8 @@ the framework, not a different use of the database:
                (estimated_document_count for an empty filter, as storage does; aggregate
                [$match, $count] otherwise; none with count=none)
   filters      views[between], views[gte], user_id[in] and search, compiled as storage does
-  page/cursor  skip (page - 1) * perPage; a cursor's id as the embedded server's _id-index bound
+  page/cursor  skip (page - 1) * perPage; a cursor's id as the embedded server's _id-index bound;
+               sort=-views (views descending, id) and its cursor as storage's `$or` keyset
   related      + users {_id: {$in}} + comments {post_id: {$in}} sort _id
   show         find {_id} limit 1 + comments {post_id: {$in: [id]}} sort _id limit 15
                + tags {_id: {$in}}
@@ -99,11 +100,17 @@ def _where(handler: RequestHandler) -> dict[str, Any]:
     return where
 
 
-def _cursor_position(token: str) -> ObjectId:
-    """The id a service cursor starts after (its signed payload is read, not checked)."""
+def _cursor_values(token: str) -> list[Any]:
+    """The sort values a service cursor starts after, the id last (its signed payload is read, not checked)."""
     payload = token.partition(".")[0]
     _bound, _direction, values = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
-    return ObjectId(values[-1])
+    return values
+
+
+def _after_views(views: int, position: ObjectId) -> dict[str, Any]:
+    """After (views, id) in the order views descending, id ascending: the `$or` keyset storage sends."""
+    return {"$or": [{"$or": [{"views": {"$lt": views}}, {"views": {"$in": [None]}}]},
+                    {"$and": [{"views": views}, {"_id": {"$gt": position}}]}]}
 
 
 class Posts(Base):
@@ -113,15 +120,21 @@ class Posts(Base):
         page = int(self.get_argument("page", "1"))
         related = {r for r in self.get_argument("related", "").split(",") if r}
         where = _where(self)
+        by_views = self.get_argument("sort", "") == "-views"
+        sort = [("views", -1), ("_id", 1)] if by_views else [("_id", 1)]
         token = self.get_argument("cursor", None)
-        if token:
+        if token and by_views:
+            views, position = _cursor_values(token)
+            found = self.db.posts.find({"$and": [*([where] if where else []), _after_views(views, ObjectId(position))]})
+        elif token:
             # A keyset page after the cursor's id, as storage reads it on the embedded server: bounded by
             # `min` on the _id index, the position itself excluded (storage/id_pages.py).
-            position = _cursor_position(token)
-            found = self.db.posts.find({**where, "_id": {"$ne": position}}).sort([("_id", 1)]) \
-                .hint([("_id", 1)]).min([("_id", str(position))])
+            position = ObjectId(_cursor_values(token)[-1])
+            found = self.db.posts.find({**where, "_id": {"$ne": position}}).hint([("_id", 1)]) \
+                .min([("_id", str(position))])
         else:
-            found = self.db.posts.find(where).sort([("_id", 1)]).skip((page - 1) * per_page)
+            found = self.db.posts.find(where).skip((page - 1) * per_page)
+        found = found.sort(sort)
         # One more than a page, as the service reads: it tells whether a next page exists.
         posts = (await found.limit(per_page + 1).to_list(None))[:per_page]
         if self.get_argument("count", "exact") == "none":
