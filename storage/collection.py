@@ -13,6 +13,7 @@ from storage.filters import Filter
 from storage.guard import unavailable_as_error
 from storage.id_pages import IdBound, all_beyond, bounded, id_bound, without_position
 from storage.ids import to_object_id, to_plain
+from storage.keyset_reads import keyset_reads
 from storage.indexes import ExistingIndex, IndexSupport, Keys, create_index, drop_index, index_support, list_indexes
 
 Sort = list[tuple[str, int]]
@@ -68,11 +69,16 @@ class Collection:
 
     @unavailable_as_error
     async def find(self, where: Filter, sort: Sort | None = None, skip: int = 0, limit: int = 0) -> list[dict]:
-        bound = id_bound(where, sort) if not skip else None
-        if bound is not None and not (await self._server()).id_ranges_indexed:
-            documents = await self._find_by_id_bound(where, bound, sort, limit)
+        if where.after is not None and not skip and list(where.after[0]) == list(sort or ()) \
+                and not (await self._server()).id_ranges_indexed:
+            # A keyset page on the embedded server: through the _id index, in plain parts (no $or).
+            bound = id_bound(where, sort)
+            documents = await self._find_by_id_bound(where, bound, sort, limit) if bound is not None else None
             if documents is not None:
                 return [to_plain(document) for document in documents]
+            reads = keyset_reads(where)
+            if reads is not None:
+                return await self._find_in_parts(reads, limit)
         query = where.to_mongo()
         if query is None:
             return []
@@ -98,6 +104,15 @@ class Collection:
             return []
         documents = await bounded(self._cursor(query, sort, 0, limit), bound).to_list(length=None)
         return documents if all_beyond(documents, bound) else None
+
+    async def _find_in_parts(self, reads: list[tuple[Filter, Sort]], limit: int) -> list[dict]:
+        """The answers of `reads` one after the other, until `limit` (storage/keyset_reads.py)."""
+        found: list[dict] = []
+        for part, sort in reads:
+            found += await self.find(part, sort=sort, limit=limit - len(found) if limit else 0)
+            if limit and len(found) >= limit:
+                break
+        return found
 
     async def _server(self) -> IndexSupport:
         if self._support is None:

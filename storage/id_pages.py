@@ -28,7 +28,7 @@ def id_bound(where: Filter, sort: list[tuple[str, int]] | None) -> IdBound | Non
         return None
     keys, values = where.after
     if len(keys) != 1 or keys[0][0] != "id" or list(keys) != list(sort or ()):
-        return None
+        return None  # several keys: storage/keyset_reads.py
     position = to_object_id(values[0]) if isinstance(values[0], str) else None
     return (position, keys[0][1]) if position is not None else None
 
