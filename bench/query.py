@@ -47,7 +47,7 @@ SORTED_CURSOR = f"sort=-views cursor at page {DEEP_PAGE:,}"
 # Cases the embedded server answers by reading many documents in Python (the count of the range + in
 # filter, ~0.2 s; of the search, ~1 s): more connections would only queue them for seconds.
 DATABASE_TIMEOUT_MS = 30_000
-CONNECTIONS = {FILTER: 4, SEARCH: 1, SORTED_CURSOR: 1, f"{SORTED_CURSOR} vs page 1": 1}
+CONNECTIONS = {FILTER: 4, SEARCH: 1}
 
 
 def _get(**params: object) -> tuple[str, str, bytes, dict[str, str]]:
