@@ -3,8 +3,12 @@ service for the benchmarked routes, and nothing else (no framework, no access lo
 
 It sends the very query shapes `storage/` sends, so the ratio service ÷ bare measures
 the framework, not a different use of the database:
-  index        find {} sort _id limit 15, count (estimated_document_count for an empty
-               filter, as storage does; aggregate [$match, $count] otherwise)
+  index        find {} sort _id limit 16 (a page and one more, as the service reads), count
+               (estimated_document_count for an empty filter, as storage does; aggregate
+               [$match, $count] otherwise; none with count=none)
+  filters      views[between], views[gte], user_id[in] and search, compiled as storage does
+  page/cursor  skip (page - 1) * perPage; a cursor's id as the embedded server's _id-index bound;
+               sort=-views (views descending, id) and its cursor in parts, as storage reads it
   related      + users {_id: {$in}} + comments {post_id: {$in}} sort _id
   show         find {_id} limit 1 + comments {post_id: {$in: [id]}} sort _id limit 15
                + tags {_id: {$in}}
@@ -15,10 +19,12 @@ the framework, not a different use of the database:
 """
 import argparse
 import asyncio
+import base64
 import hashlib
 import hmac
 import json
 import os
+import re
 import signal
 from datetime import datetime, timezone
 from typing import Any
@@ -73,15 +79,79 @@ class Base(RequestHandler):
         self.finish(json.dumps(body, separators=(",", ":")))
 
 
+def _where(handler: RequestHandler) -> dict[str, Any]:
+    """The filter storage compiles for the benchmarked parameters: one plain document (range and
+    `in` operators, and one search field as an inline case-insensitive regex)."""
+    where: dict[str, Any] = {}
+    views: dict[str, int] = {}
+    between = handler.get_argument("views[between]", None)
+    if between:
+        low, high = between.split(",")
+        views.update({"$gte": int(low), "$lte": int(high)})
+    if handler.get_argument("views[gte]", None):
+        views["$gte"] = int(handler.get_argument("views[gte]"))
+    if views:
+        where["views"] = views
+    if handler.get_argument("user_id[in]", None):
+        where["user_id"] = {"$in": handler.get_argument("user_id[in]").split(",")}
+    search = handler.get_argument("search", "").strip()
+    if search:
+        where["title"] = {"$regex": "(?i)" + re.escape(search)}
+    return where
+
+
+def _cursor_values(token: str) -> list[Any]:
+    """The sort values a service cursor starts after, the id last (its signed payload is read, not checked)."""
+    payload = token.partition(".")[0]
+    _bound, _direction, values = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    return values
+
+
+async def _after_views(posts: Any, views: int, position: ObjectId, limit: int) -> list[dict]:
+    """After (views, id) in the order views descending, id ascending, as storage reads it on the
+    embedded server (storage/keyset_reads.py): the same views after the id (an id page), then lower
+    views, then none, until the page is full."""
+    found = await posts.find({"views": views, "_id": {"$ne": position}}).sort([("_id", 1)]).hint([("_id", 1)]) \
+        .min([("_id", str(position))]).limit(limit).to_list(None)
+    for part in ({"views": {"$lt": views}}, {"views": {"$in": [None]}}):
+        if len(found) >= limit:
+            break
+        found += await posts.find(part).sort([("views", -1), ("_id", 1)]).limit(limit - len(found)).to_list(None)
+    return found
+
+
 class Posts(Base):
     async def get(self) -> None:
         await self.user()
         per_page = int(self.get_argument("perPage", str(PER_PAGE)))
         page = int(self.get_argument("page", "1"))
         related = {r for r in self.get_argument("related", "").split(",") if r}
-        posts = await self.db.posts.find({}).sort([("_id", 1)]).skip((page - 1) * per_page) \
-            .limit(per_page).to_list(None)
-        total = await self.db.posts.estimated_document_count()
+        where = _where(self)
+        by_views = self.get_argument("sort", "") == "-views"
+        sort = [("views", -1), ("_id", 1)] if by_views else [("_id", 1)]
+        token = self.get_argument("cursor", None)
+        if token and by_views:  # the benchmark sends no filter with it
+            views, position = _cursor_values(token)
+            found = None
+            posts = (await _after_views(self.db.posts, views, ObjectId(position), per_page + 1))[:per_page]
+        elif token:
+            # A keyset page after the cursor's id, as storage reads it on the embedded server: bounded by
+            # `min` on the _id index, the position itself excluded (storage/id_pages.py).
+            position = ObjectId(_cursor_values(token)[-1])
+            found = self.db.posts.find({**where, "_id": {"$ne": position}}).hint([("_id", 1)]) \
+                .min([("_id", str(position))])
+        else:
+            found = self.db.posts.find(where).skip((page - 1) * per_page)
+        if found is not None:
+            # One more than a page, as the service reads: it tells whether a next page exists.
+            posts = (await found.sort(sort).limit(per_page + 1).to_list(None))[:per_page]
+        if self.get_argument("count", "exact") == "none":
+            total = None
+        elif where:
+            rows = await self.db.posts.aggregate([{"$match": where}, {"$count": "n"}]).to_list(1)
+            total = rows[0]["n"] if rows else 0
+        else:
+            total = await self.db.posts.estimated_document_count()
         data = [_resource("posts", p) for p in posts]
         if "user" in related:
             ids = [o for o in dict.fromkeys(_oid(p.get("user_id")) for p in posts) if o]
@@ -98,7 +168,7 @@ class Posts(Base):
             for item in data:
                 item.setdefault("relationships", {})["comments"] = by_post[item["id"]]
         path = f"{self.request.protocol}://{self.request.host}{self.request.path}"
-        last = max(1, -(-total // per_page))
+        last = max(1, -(-total // per_page)) if total is not None else None
         self.send({"meta": {"current_page": page, "per_page": per_page, "total": total, "last_page": last,
                             "path": path},
                    "links": {"first": f"{path}?page=1", "last": f"{path}?page={last}", "path": path},

@@ -9,7 +9,7 @@ from typing import Any
 Case = tuple[str, str, str, bytes, dict[str, str], tuple[str, str, bytes, dict[str, str]] | None]
 
 
-def _fetch(host: str, port: int, method: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:
+def fetch(host: str, port: int, method: str, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:
     request = urllib.request.Request(f"http://{host}:{port}{path}", data=body or None, method=method,
                                      headers=headers)
     try:
@@ -29,12 +29,12 @@ def _shape(body: Any) -> Any:
 
 def check_parity(host: str, service_port: int, bare_port: int, cases: list[Case]) -> None:
     for name, method, path, body, headers, bare_request in cases:
-        service_status, service_body = _fetch(host, service_port, method, path, body, headers)
+        service_status, service_body = fetch(host, service_port, method, path, body, headers)
         if bare_request is not None:  # GraphQL against the REST request doing the same database work
-            bare_status, bare_body = _fetch(host, bare_port, *bare_request)
+            bare_status, bare_body = fetch(host, bare_port, *bare_request)
             _check_graphql(name, service_status, service_body, bare_body)
             continue
-        bare_status, bare_body = _fetch(host, bare_port, method, path, body, headers)
+        bare_status, bare_body = fetch(host, bare_port, method, path, body, headers)
         if service_status != bare_status or service_status not in (200, 201):
             raise RuntimeError(f"{name}: service answered {service_status}, bare {bare_status}")
         if method == "GET" and _shape(service_body) != _shape(bare_body):

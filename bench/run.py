@@ -14,14 +14,18 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench.load import LoadResult, Target, run_load, wrk_available
 from bench.parity import Case, check_parity
 from bench.procs import (
     ROOT, Managed, Workspace, command_line, descendants, in_workspace, machine_busy_seconds, total_cpu,
 )
-from bench.report import Measurement, combine, print_cpu, print_throughput
+from bench.report import Measurement, Row, combine, print_cpu, print_throughput
 from storage.embedded import free_port
 
 DB_NAME = "bench"
@@ -58,22 +62,31 @@ def _cases(post_id: str, token: str) -> list[Case]:
     ]
 
 
-async def _seed(uri: str, env: dict[str, str]) -> tuple[str, str]:
-    """Seeds through the core (the shapes the operations store); returns a post id and a token."""
+@asynccontextmanager
+async def core_app(uri: str, env: dict[str, str]) -> AsyncIterator[Any]:
+    """The framework's core on the benchmark's database, for seeding (built inside the loop:
+    Motor binds to it). Seeding commands are not requests: big insert batches get a minute."""
     from service.config import load_settings
     from service.console.runtime import build
+
+    app = build(load_settings(ROOT, environ=env), uri, timeout_ms=60_000)
+    try:
+        yield app
+    finally:
+        app.db.close()
+
+
+async def _seed(uri: str, env: dict[str, str]) -> tuple[str, str]:
+    """Seeds through the core (the shapes the operations store); returns a post id and a token."""
     from bench.data import seed
     from service.core.auth import create_token
     from storage import Filter
 
-    app = build(load_settings(ROOT, environ=env), uri)  # inside the loop: Motor binds to it
-    try:
+    async with core_app(uri, env) as app:
         await seed(app, users=100, posts=1000, comments=5000)
         user = await app.db.collection("users").find_one(Filter())
         comment = await app.db.collection("comments").find_one(Filter())
         return comment["post_id"], await create_token(app, user["id"], name="bench")
-    finally:
-        app.db.close()
 
 
 def _measure(server: Managed, db_pid: int, target: Target, connections: int, args: argparse.Namespace,
@@ -98,19 +111,22 @@ def _embedded_pid(server_uri: str) -> int:
     raise RuntimeError("cannot find the embedded database process")
 
 
-def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--connections", default="16,64", help="comma list of connection counts (default 16,64)")
-    parser.add_argument("--duration", type=float, default=5.0, help="seconds measured per run (default 5)")
-    parser.add_argument("--rounds", type=int, default=2,
-                        help="alternating service/bare runs per case, pooled (default 2)")
+def add_load_arguments(parser: argparse.ArgumentParser, connections: str = "16,64", duration: float = 5.0,
+                       rounds: int = 2) -> None:
+    """The options every measuring command shares (this one and `bench.query`)."""
+    parser.add_argument("--connections", default=connections, help=f"comma list of connection counts (default {connections})")
+    parser.add_argument("--duration", type=float, default=duration, help=f"seconds measured per run (default {duration:g})")
+    parser.add_argument("--rounds", type=int, default=rounds,
+                        help=f"alternating service/bare runs per case, pooled (default {rounds})")
     parser.add_argument("--warmup", type=float, default=1.0, help="seconds of unmeasured load before each run")
     parser.add_argument("--processes", type=int, default=1, help="processes for the service and for bare")
     parser.add_argument("--client", choices=("auto", "wrk", "python"), default="auto",
                         help="load generator: wrk when on PATH (auto), or the built-in asyncio client")
-    parser.add_argument("--only", default="", help="run only cases whose name contains this text")
-    args = parser.parse_args(argv)
+    parser.add_argument("--only", default="",
+                        help="run only cases whose name contains this text (or one of several, split by '|')")
+
+
+def check_load_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
     args.connections = [int(c) for c in args.connections.split(",") if c.strip()]
     if args.client == "auto":
         args.client = "wrk" if wrk_available() else "python"
@@ -119,6 +135,13 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.processes < 1 or args.rounds < 1 or not args.connections or min(args.connections) < 1:
         parser.error("--processes, --rounds and every --connections value must be at least 1")
     return args
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_load_arguments(parser)
+    return check_load_arguments(parser, parser.parse_args(argv))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,20 +154,45 @@ def _bench(workspace: Workspace, args: argparse.Namespace) -> int:
           f"{args.rounds} x {args.duration:g} s per side and case; "
           f"load average before start {os.getloadavg()[0]:.2f}", flush=True)
     database = workspace.start_database()
-    db_pid = _embedded_pid(database.uri)
     env = {**os.environ, "MONGODB_URI": database.uri, "RESTIFY_DATABASE_NAME": DB_NAME}
     print("seeding 100 users, 1,000 posts, 5,000 comments ...", flush=True)
     post_id, token = asyncio.run(_seed(database.uri, env))
+    servers = start_servers(workspace, env, args)
+    cases = [c for c in _cases(post_id, token) if selected(c[0], args.only)]
+    check_parity(HOST, servers.service_port, servers.bare_port, cases)
+    rows = measure_cases(cases, servers, args, workspace.dir)
+    print_throughput(rows, args)
+    print_cpu(rows, args)
+    return 0
 
+
+def selected(name: str, only: str) -> bool:
+    return any(part in name for part in only.split("|"))
+
+
+@dataclass
+class Servers:
+    service: Managed
+    bare: Managed
+    service_port: int
+    bare_port: int
+    db_pid: int
+
+
+def start_servers(workspace: Workspace, env: dict[str, str], args: argparse.Namespace) -> Servers:
+    """`restify serve` and the bare app, both on the workspace's database, ready to answer."""
+    assert workspace.database is not None
     service_port, bare_port = free_port(), free_port()
     service = workspace.serve(env, service_port, args.processes)
-    bare = workspace.start("bare", [sys.executable, "-m", "bench.bare", "--uri", database.uri, "--db", DB_NAME,
-                                    "--port", str(bare_port), "--processes", str(args.processes)], env)
+    bare = workspace.start("bare", [sys.executable, "-m", "bench.bare", "--uri", workspace.database.uri, "--db",
+                                    DB_NAME, "--port", str(bare_port), "--processes", str(args.processes)], env)
     bare.wait_for("bare serving", count=args.processes)
+    return Servers(service, bare, service_port, bare_port, _embedded_pid(workspace.database.uri))
 
-    cases = [c for c in _cases(post_id, token) if args.only in c[0]]
-    check_parity(HOST, service_port, bare_port, cases)
-    rows: list[tuple[str, int, Measurement, Measurement]] = []
+
+def measure_cases(cases: list[Case], servers: Servers, args: argparse.Namespace, workdir: Path) -> list[Row]:
+    """Each case at each connection count: service, bare, service, bare ... (`--rounds`), pooled."""
+    rows: list[Row] = []
     for name, method, path, body, headers, bare_request in cases:
         requests = {"service": (method, path, headers, body)}
         b_method, b_path, b_body, b_headers = bare_request or (method, path, body, headers)
@@ -153,14 +201,13 @@ def _bench(workspace: Workspace, args: argparse.Namespace) -> int:
             runs: dict[str, list[Measurement]] = {"service": [], "bare": []}
             # Alternating rounds, so a slow spell of the shared database hits both sides alike.
             for _ in range(args.rounds):
-                for side, server, port in (("service", service, service_port), ("bare", bare, bare_port)):
+                for side, server, port in (("service", servers.service, servers.service_port),
+                                           ("bare", servers.bare, servers.bare_port)):
                     target = Target(HOST, port, *requests[side])
-                    runs[side].append(_measure(server, db_pid, target, connections, args, workspace.dir))
+                    runs[side].append(_measure(server, servers.db_pid, target, connections, args, workdir))
             rows.append((name, connections, combine(runs["service"]), combine(runs["bare"])))
             print(f"  done: {name} x{connections}", flush=True)
-    print_throughput(rows, args)
-    print_cpu(rows, args)
-    return 0
+    return rows
 
 
 if __name__ == "__main__":

@@ -11,8 +11,10 @@ from pymongo.errors import DuplicateKeyError
 from storage.errors import DuplicateKey, Stale
 from storage.filters import Filter
 from storage.guard import unavailable_as_error
+from storage.id_pages import IdBound, all_beyond, bounded, id_bound, without_position
 from storage.ids import to_object_id, to_plain
-from storage.indexes import ExistingIndex, Keys, create_index, drop_index, list_indexes
+from storage.keyset_reads import keyset_reads
+from storage.indexes import ExistingIndex, IndexSupport, Keys, create_index, drop_index, index_support, list_indexes
 
 Sort = list[tuple[str, int]]
 FIRST_BATCH = 10_000
@@ -63,12 +65,27 @@ class Collection:
     def __init__(self, motor_collection: Any) -> None:
         self._col = motor_collection
         self.name: str = motor_collection.name
+        self._support: IndexSupport | None = None
 
     @unavailable_as_error
     async def find(self, where: Filter, sort: Sort | None = None, skip: int = 0, limit: int = 0) -> list[dict]:
+        if where.after is not None and not skip and list(where.after[0]) == list(sort or ()) \
+                and not (await self._server()).id_ranges_indexed:
+            # A keyset page on the embedded server: through the _id index, in plain parts (no $or).
+            bound = id_bound(where, sort)
+            documents = await self._find_by_id_bound(where, bound, sort, limit) if bound is not None else None
+            if documents is not None:
+                return [to_plain(document) for document in documents]
+            reads = keyset_reads(where)
+            if reads is not None:
+                return await self._find_in_parts(reads, limit)
         query = where.to_mongo()
         if query is None:
             return []
+        cursor = self._cursor(query, sort, skip, limit)
+        return [to_plain(document) for document in await cursor.to_list(length=None)]
+
+    def _cursor(self, query: dict[str, Any], sort: Sort | None, skip: int, limit: int) -> Any:
         cursor = self._col.find(query)
         if sort:
             cursor = cursor.sort(_mongo_sort(sort))
@@ -77,8 +94,30 @@ class Collection:
         if limit:
             cursor = cursor.limit(limit)
         # One round trip for a whole page or relation batch, not 101 documents then getMore.
-        cursor = cursor.batch_size(min(limit, FIRST_BATCH) if limit else FIRST_BATCH)
-        return [to_plain(document) for document in await cursor.to_list(length=None)]
+        return cursor.batch_size(min(limit, FIRST_BATCH) if limit else FIRST_BATCH)
+
+    async def _find_by_id_bound(self, where: Filter, bound: IdBound, sort: Sort | None, limit: int) -> list[dict] | None:
+        """A keyset page over the id read through the embedded server's `_id` index (see
+        storage/id_pages.py); None when its answer is not certainly the page."""
+        query = without_position(where, bound).to_mongo()
+        if query is None:
+            return []
+        documents = await bounded(self._cursor(query, sort, 0, limit), bound).to_list(length=None)
+        return documents if all_beyond(documents, bound) else None
+
+    async def _find_in_parts(self, reads: list[tuple[Filter, Sort]], limit: int) -> list[dict]:
+        """The answers of `reads` one after the other, until `limit` (storage/keyset_reads.py)."""
+        found: list[dict] = []
+        for part, sort in reads:
+            found += await self.find(part, sort=sort, limit=limit - len(found) if limit else 0)
+            if limit and len(found) >= limit:
+                break
+        return found
+
+    async def _server(self) -> IndexSupport:
+        if self._support is None:
+            self._support = await index_support(self._col.database)
+        return self._support
 
     @unavailable_as_error
     async def count(self, where: Filter) -> int:
@@ -120,6 +159,15 @@ class Collection:
             raise DuplicateKey(_duplicate_field(error, self.name)) from None
         stored["_id"] = result.inserted_id
         return to_plain(stored)
+
+    @unavailable_as_error
+    async def insert_many(self, documents: Iterable[Mapping[str, Any]]) -> int:
+        """Inserts `documents` in one command (seeders, benchmarks); how many were inserted."""
+        stored = [dict(document) for document in documents]
+        if not stored:
+            return 0
+        result = await self._col.insert_many(stored, ordered=True)
+        return len(result.inserted_ids)
 
     async def update(self, id: str, values: Mapping[str, Any]) -> dict | None:
         """Set `values` on one document and return it as this write left it (None if gone)."""

@@ -51,13 +51,15 @@ class Filter:
                 return None
             clauses.extend(rule)
         if self.search_text and (self.search_fields or self.search_within):
-            # re.escape makes the user's text a literal: no pattern reaches the server.
-            pattern = re.escape(self.search_text)
-            branches = [{name: {"$regex": pattern, "$options": "i"}} for name in self.search_fields]
+            # re.escape makes the user's text a literal: no pattern reaches the server. The inline
+            # "(?i)" rather than $options "i" (alike on MongoDB's PCRE): the embedded server runs an
+            # inline flag in SQL and reads every document in Python for $options, as for any $or.
+            pattern = "(?i)" + re.escape(self.search_text)
+            branches = [{name: {"$regex": pattern}} for name in self.search_fields]
             branches += [_condition(name, "in", values) for name, values in self.search_within if values]
             if not branches:
                 return None  # only related fields are searched, and no related record matches
-            clauses.append({"$or": branches})
+            clauses.append(branches[0] if len(branches) == 1 else {"$or": branches})
         if self.within is not None:
             name, values = self.within
             for value in values:

@@ -37,12 +37,19 @@ def _in_range(number: int | None, shown: str, node: ValueNode | None = None) -> 
     return number
 
 
+def _long(value: Any) -> int:
+    number = _integer(value)
+    if number is not None and LONG_MIN <= number <= LONG_MAX:
+        return number
+    return _in_range(number, inspect(value))  # the refusal; inspect() is costly, only errors pay it
+
+
 def serialize_long(value: Any) -> str:
-    return str(_in_range(_integer(value), inspect(value)))
+    return str(_long(value))
 
 
 def coerce_long(value: Any) -> int:
-    return _in_range(_integer(value), inspect(value))
+    return _long(value)
 
 
 def parse_long_literal(node: ValueNode, _variables: Any = None) -> int:

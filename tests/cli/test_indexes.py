@@ -37,7 +37,7 @@ def test_indexes_prints_the_plan_beside_what_exists(database_env):
         + (" — not supported by this server; {name: 1} serves instead" if EMBEDDED else ""),
     ]
     posts = _section(result.stdout, "posts")
-    assert "  exists       {views: 1, _id: 1}  (sortable)" + (UNSUPPORTED if EMBEDDED else "") in posts
+    assert "  exists       {views: 1, _id: 1}  (matchable; sortable)" + (UNSUPPORTED if EMBEDDED else "") in posts
     assert posts[-1] == "  not planned  {legacy: 1}  (name " + ("idx_posts_legacy" if EMBEDDED else "legacy_1") + ")"
     if EMBEDDED:
         assert "This server refuses a compound index that includes _id" in result.stdout

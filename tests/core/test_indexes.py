@@ -24,7 +24,7 @@ def test_the_demo_plan_names_every_index_and_why(registry):
         ("posts", (("tag_ids", 1),), False, ["belongs_to_many tags"]),
         ("posts", (("title", 1), ID), False, ["sortable"]),
         ("posts", (("user_id", 1), ID), False, ["matchable", "belongs_to user", "has_many posts of users"]),
-        ("posts", (("views", 1), ID), False, ["sortable"]),
+        ("posts", (("views", 1), ID), False, ["matchable", "sortable"]),
         ("tags", (("name", 1),), True, ["unique rule of tags"]),
         ("tags", (("name", 1), ID), False, ["sortable"]),
         ("users", (("email", 1),), True, ["unique rule of users"]),

@@ -21,7 +21,7 @@ SCHEMA = build_schema("""
       child: Item
       required_child: Item!
     }
-    type Query { items: [Item!]! item: Item strictItems: [Item!] }
+    type Query { items: [Item!]! item: Item strictItems: [Item!] cleanItems: [Item!]! maybeItems: [Item] }
 """)
 
 ITEMS = [
@@ -36,10 +36,19 @@ ITEMS = [
     {"id": "4", "name": "four", "count": 2**40, "required_child": {"id": "r4", "title": "R4"}},
 ]
 
+# Values every scalar takes as they are: whole objects complete in the executor's one loop.
+CLEAN = [
+    {"id": 1, "name": "one", "title": "One", "count": 3, "ratio": 2, "flag": True, "color": "RED"},
+    {"id": "2", "name": None, "title": "Two", "count": 2.0, "ratio": 0.5, "flag": False, "color": "GREEN"},
+    {"id": "3", "title": "Three", "count": -1, "ratio": 1e300, "flag": True},  # missing nullable fields
+]
+
 ROOT = {
     "items": ITEMS,
     "item": ITEMS[0],
     "strictItems": ITEMS,
+    "cleanItems": CLEAN,
+    "maybeItems": [CLEAN[0], None, CLEAN[1]],
 }
 
 
@@ -58,6 +67,13 @@ QUERIES = [
     "{ items { id required_child { id title } } }",
     "{ strictItems { id title } }",
     "{ item { child { child { id } } required_child { title } } }",
+    "{ cleanItems { id name title count ratio flag color } }",
+    "{ cleanItems { a: title b: title id title again: id } }",
+    "{ cleanItems { ...F } } fragment F on Item { color id count }",
+    "{ cleanItems { id __typename title } }",
+    "{ cleanItems { id title tags shout } }",
+    "{ maybeItems { id title } }",
+    "{ cleanItems @include(if: true) { id title } }",
 ]
 
 
@@ -83,3 +99,21 @@ def test_the_comparison_sees_errors_and_coercions():
     assert answer["data"] is None  # a null in [Item!]! reaches the root
     first = _run(PlainFieldExecutor, QUERIES[2])["data"]["item"]
     assert first == {"id": "1", "name": "one", "title": "One", "child": {"id": "c1", "name": None, "title": "Child"}}
+
+
+def test_plain_objects_are_completed_in_one_loop_with_the_same_answer():
+    query = "{ cleanItems { id title again: title count color } }"
+    calls = []
+
+    class Counting(PlainFieldExecutor):
+        def execute_field(self, *args, **kwargs):
+            calls.append(args[2][0].node.name.value)
+            return super().execute_field(*args, **kwargs)
+
+    assert _run(Counting, query) == _run(Executor, query)
+    assert calls == ["cleanItems"]  # no field of the records went through execute_field
+    calls.clear()
+    assert _run(Counting, "{ item { id title } }") == _run(Executor, "{ item { id title } }")
+    assert calls == ["item"]
+    assert _run(Counting, query)["data"]["cleanItems"][2] == {
+        "id": "3", "title": "Three", "again": "Three", "count": -1, "color": None}

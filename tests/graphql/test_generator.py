@@ -47,7 +47,8 @@ INPUT_MEMBERS = {
 # The demo's posts declare actions and getters (repositories/post_actions.py); their fields answer JSON.
 EXTENSION_QUERIES = {"Post": ["postGetter(id: ID, key: String!): JSON"]}
 EXTENSION_MUTATIONS = {
-    "Post": ["runPostAction(action: String!, all: Boolean, id: ID, ids: [ID!], payload: JSON, version: Int): JSON"]}
+    "Post": ["runPostAction(action: String!, all: Boolean, filter: PostFilter, id: ID, ids: [ID!], payload: JSON, "
+             "search: String, version: Int): JSON"]}
 JSON_SDL = ('"""\nAny JSON value (an object, a list, a string, a number, a boolean or null), as it is.\n"""\n'
             "scalar JSON")
 # The scalar of Post.views (an integer field without a 32-bit bound), as the SDL prints it.
@@ -62,6 +63,12 @@ STRING_FILTER_SDL = (
     '"""\nOperators on a String field, combined with AND (eq, ne, in, nin, isNull): eq null means no value, ne null any '
     'value; isNull true finds records without one.\n"""\ninput StringFilter {\n  eq: String\n  in: [String!]\n'
     '  isNull: Boolean\n  ne: String\n  nin: [String!]\n}')
+LONG_FILTER_SDL = (
+    '"""\nOperators on a Long field, combined with AND (eq, ne, gt, gte, lt, lte, in, nin, between, isNull): eq null '
+    'means no value, ne null any value; between takes [low, high], both included; isNull true finds records without '
+    'one.\n"""\ninput LongFilter {\n' + "".join(f"  {m}\n" for m in (
+        "between: [Long!]", "eq: Long", "gt: Long", "gte: Long", "in: [Long!]", "isNull: Boolean", "lt: Long",
+        "lte: Long", "ne: Long", "nin: [Long!]")) + "}")
 COUNT_SDL = ('"""\nEXACT counts the matching records (meta.total, meta.lastPage); NONE leaves them null, for lists where '
              'a count costs too much.\n"""\nenum Count {\n  EXACT\n  NONE\n}')
 PAGE_META_SDL = ('"""\nWhere a page is: the REST index\'s meta. Pass nextCursor to `after` for the next page and prevCursor '
@@ -178,7 +185,8 @@ def test_generated_sdl_survives_the_build_print_round_trip(registry):
 def test_schema_has_one_object_type_and_one_input_type_per_repository_and_the_root_types(registry):
     assert blocks(sdl(registry)) == [
         "input BooleanFilter", "enum ChangeOperation", "type Comment", "input CommentBulkUpdate", "type CommentChange",
-        "input CommentFilter", "input CommentInput", "type CommentPage", "enum Count", "type Mutation", "type PageMeta",
+        "input CommentFilter", "input CommentInput", "type CommentPage", "enum Count", "input LongFilter",
+        "type Mutation", "type PageMeta",
         "type Post", "input PostBulkUpdate", "type PostChange", "input PostFilter", "input PostInput", "type PostPage",
         "type Query", "input StringFilter", "type Subscription", "type Tag", "input TagBulkUpdate", "type TagChange",
         "input TagInput", "type TagPage", "type User", "input UserBulkUpdate", "type UserChange", "input UserFilter",
@@ -192,7 +200,8 @@ def test_subscriptions_are_one_changed_field_per_repository_filtered_by_its_matc
         "postChanged(filter: PostFilter, id: ID): PostChange!",
         "tagChanged(id: ID): TagChange!",  # tags have no matchable field: no filter argument
         "userChanged(filter: UserFilter, id: ID): UserChange!"]
-    assert members(text, "input", "PostFilter") == ["published: BooleanFilter", "user_id: StringFilter"]
+    assert members(text, "input", "PostFilter") == ["published: BooleanFilter", "user_id: StringFilter",
+                                                    "views: LongFilter"]
     assert members(text, "type", "PostChange") == ["id: ID!", "operation: ChangeOperation!", "record: Post"]
     assert members(text, "enum", "ChangeOperation") == ["CREATED", "DELETED", "UPDATED"]
 
@@ -309,6 +318,7 @@ def test_include_keeps_only_the_named_repositories_and_drops_relations_to_the_ot
         COUNT_SDL,
         JSON_SDL,
         LONG_SDL,
+        LONG_FILTER_SDL,
         "type Mutation {\n" + "".join(f"  {m}\n" for m in sorted(mutations_of("Post") + mutations_of("Tag") + POST_TAGS))
         + "}",
         PAGE_META_SDL,
@@ -317,7 +327,7 @@ def test_include_keeps_only_the_named_repositories_and_drops_relations_to_the_ot
         "input PostBulkUpdate {\n" + "".join(f"  {m}\n" for m in bulk_update_members("Post")) + "}",
         change.format("Post"),
         '"""\nFilters on Post records, combined with AND: one operator object per field.\n"""\n'
-        "input PostFilter {\n  published: BooleanFilter\n  user_id: StringFilter\n}",
+        "input PostFilter {\n  published: BooleanFilter\n  user_id: StringFilter\n  views: LongFilter\n}",
         "input PostInput {\n" + "".join(f"  {m}\n" for m in INPUT_MEMBERS["Post"]) + "}",
         page.format("Post"),
         "type Query {\n" + "".join(f"  {m}\n" for m in sorted(queries_of("Post") + queries_of("Tag"))) + "}",

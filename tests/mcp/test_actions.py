@@ -31,7 +31,7 @@ async def test_each_action_and_getter_is_a_tool_with_its_fields_and_hints(connec
         ["reason", "ids", "all", "where"], ["reason"], False)
     assert schema["properties"]["reason"] == {"type": "string", "maxLength": 20, "minLength": 1,
                                               "description": "Reason."}
-    assert list(schema["properties"]["where"]["properties"]) == ["search", "published", "user_id"]
+    assert list(schema["properties"]["where"]["properties"]) == ["search", "views", "published", "user_id"]
     assert list(tools["posts-archive-action-tool"].input_schema["properties"]) == ["confirm"]  # standalone
     assert tools["posts-shout-getter-tool"].input_schema["required"] == ["id"]  # offered on records only
     assert "required" not in tools["posts-post-stats-getter-tool"].input_schema

@@ -150,7 +150,7 @@ async def test_the_tool_offers_filter_cursor_and_count(connect, ann):
     assert list(schema["filter"]["properties"]["user_id"]["properties"]) == ["eq", "ne", "in", "nin", "isNull"]
     assert schema["count"]["enum"] == ["exact", "none"] and schema["cursor"]["type"] == "string"
     description = tools[TOOL].description
-    assert 'filter takes operators per field, e.g. {"published": {"ne": null}}' in description
+    assert 'filter takes operators per field, e.g. {"views": {"ne": null}}' in description
     assert "pass meta.next_cursor as cursor" in description
     assert "cursor" not in tools["tags-show-tool"].input_schema["properties"]
 

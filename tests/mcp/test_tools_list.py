@@ -94,6 +94,8 @@ async def test_index_tool_schema_has_paging_search_sort_include_and_matchable_fi
                                                                       "value exactly (null: records without one)."},
             "user_id": {"type": ["string", "null"], "description": "Only records whose user_id equals this value "
                                                                   "exactly (null: records without one)."},
+            "views": {"type": ["integer", "null"], "description": "Only records whose views equals this value "
+                                                                  "exactly (null: records without one)."},
         },
     }
     assert tool.annotations.read_only_hint is True
@@ -168,7 +170,7 @@ async def test_descriptions_say_what_comes_back_and_what_can_be_included(connect
     assert '"attributes": {"title", "body", "views", "published", "user_id", "cover", "created_at", "updated_at"}' \
         in index
     assert "Relations you can include: comments, tags, user." in index
-    assert "Exact filters: published, user_id." in index
+    assert "Exact filters: views, published, user_id." in index
     assert 'Returns {"data": {"id", "type": "posts"' in tools["posts-show-tool"].description
     assert "Set by the server: user_id." in tools["posts-store-tool"].description
     assert "Files (cover) cannot be sent here" in tools["posts-store-tool"].description

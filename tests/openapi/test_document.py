@@ -116,9 +116,11 @@ def test_login_and_register_need_no_token(document):
 def test_index_parameters_name_the_query_contract(document):
     index = params(document["paths"][f"{PREFIX}/posts"]["get"])
     assert list(index) == ["page", "perPage", "per_page", "relatablePerPage", "search", "sort", "related",
-                           "include", "published", "published[ne]", "published[null]", "user_id", "user_id[ne]",
-                           "user_id[in]", "user_id[nin]", "user_id[null]", "count", "cursor", "fields",
-                           "fields[posts]", "fields[comments]", "fields[tags]", "fields[users]"]
+                           "include", "views", "views[ne]", "views[gt]", "views[gte]", "views[lt]", "views[lte]",
+                           "views[in]", "views[nin]", "views[between]", "views[null]", "published", "published[ne]",
+                           "published[null]", "user_id", "user_id[ne]", "user_id[in]", "user_id[nin]", "user_id[null]",
+                           "count", "cursor", "fields", "fields[posts]", "fields[comments]", "fields[tags]",
+                           "fields[users]"]
     assert index["published[null]"]["schema"] == {"type": "boolean"}
     assert index["user_id[in]"]["schema"] == {"type": "string"}
     assert index["count"]["schema"] == {"type": "string", "enum": ["exact", "none"]}

@@ -166,8 +166,13 @@ async def test_equals_search_and_within_combine_with_and(db):
     await seed(people)
     where = Filter(equals={"active": True}, search_fields=("name",), search_text="N",
                    within=("age", (30, 41)))
-    assert where.to_mongo()["$and"][0] == {"active": True}  # a $or (the search) keeps the $and
+    # One search field is one more key of a plain document (the embedded server runs it in SQL).
+    assert where.to_mongo() == {"active": True, "name": {"$regex": "(?i)N"}, "age": {"$in": [30, 41]}}
     assert await names(people, where) == ["Ann"]
+    both = Filter(equals={"active": True}, search_fields=("name", "group"), search_text="B", within=("age", (30, 41)))
+    assert both.to_mongo()["$and"][0] == {"active": True}  # a $or (several search fields) keeps the $and
+    assert await names(people, both) == []
+    assert await names(people, Filter(search_fields=("name", "group"), search_text="B")) == ["Bob"]
 
 
 async def test_find_within_dedupes_skips_none_and_honours_limit(db, commands):
@@ -682,3 +687,12 @@ async def test_nin_of_many_ids_matches_missing_and_null_too(db):
     many = tuple(f"{n:024x}" for n in range(2000)) + ("a",)
     assert await names(people, Filter(conditions=(("group", "nin", many),))) == ["Bob", "Dan", "Eve"]
     assert await people.count(Filter(conditions=(("group", "nin", many),))) == 3
+
+
+async def test_insert_many_stores_every_document_in_one_command(db, commands):
+    people = db.collection("people")
+    commands.reset()
+    assert await people.insert_many(PEOPLE) == 3
+    assert await people.insert_many([]) == 0
+    assert [c for c in commands.commands if c[0] == "insert"] == [("insert", "people")]
+    assert await names(people) == ["Ann", "Bob", "Cid"]
