@@ -197,11 +197,16 @@ async def test_find_within_dedupes_skips_none_and_honours_limit(db, commands):
     (({"active": True}, {}), ["Ann", "Bob", "Cid"]),              # an empty alternative admits all
 ], ids=["two", "compound", "compound-both", "null-in-or", "null-in-and", "none-match", "empty-alternative"])
 async def test_any_of_matches_records_that_have_every_value_of_one_alternative(db, alternatives, expected):
+    await finds_and_counts(db, Filter(any_of=alternatives), expected)
+
+
+async def finds_and_counts(db, where: Filter, expected: list[str]):
+    """The seeded people `where` selects, by find and by count alike; the collection, for more checks."""
     people = db.collection("people")
     await seed(people)
-    where = Filter(any_of=alternatives)
     assert await names(people, where) == expected
     assert await people.count(where) == len(expected)
+    return people
 
 
 async def test_any_of_on_ids_and_with_other_filters_combines_with_and(db, commands):
@@ -244,11 +249,7 @@ def test_any_of_refuses_unknown_operations_and_list_values():
     (({"id": {"ne": INVALID_ID}, "age": 41},), ["Bob"]),
 ], ids=["gte-or-exact", "range", "compound", "in", "nin", "null-true", "null-false-eq", "eq-none", "id-ne"])
 async def test_any_of_with_operator_expressions_matches_and_counts_alike(db, alternatives, expected):
-    people = db.collection("people")
-    await seed(people)
-    where = Filter(any_of=alternatives)
-    assert await names(people, where) == expected
-    assert await people.count(where) == len(expected)
+    people = await finds_and_counts(db, Filter(any_of=alternatives), expected)
     assert await names(people, Filter(equals={"group": "a"}, any_of=alternatives)) == \
         [name for name in expected if name != "Bob"]
 
