@@ -714,8 +714,13 @@ class Workload:
             await self.create_tag(account, f"pool-{self.run_id}-{self.rng.randint(1, 12)}", self.door())
         elif name == "tag_burst":
             await self.tag_burst(account)
-        elif name == "tag_bulk":  # three names of a small pool of its own: repeats and conflicts are common
-            names = self.rng.choices([f"bulk-{self.run_id}-{i}" for i in range(1, 9)], k=3)
+        elif name == "tag_bulk":
+            # Half: three fresh names, which should all be written. Half: two fresh names and one of a small
+            # pool, soon taken: refused, and the fresh ones written before the conflict must be taken back.
+            names = [self.unique("bulk"), self.unique("bulk")]
+            names.append(self.unique("bulk") if self.rng.random() < 0.5 else
+                          f"bulk-pool-{self.run_id}-{self.rng.randint(1, 8)}")
+            self.rng.shuffle(names)
             await self.create_tags(account, names, self.rng.choice(("rest", "graphql")))
         elif name == "register_burst":
             await self.register_burst()

@@ -14,6 +14,7 @@ from service.core import operations
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import DeclarationError, NotFound
+from service.core.filter_objects import query_text
 from service.core.naming import snake
 from service.core.registry import Resource
 
@@ -49,13 +50,6 @@ def caller(context: Context, params: Mapping[str, Any] | None = None) -> Context
     """A fresh context of the same user and door, for one more operation (operations set its `action`)."""
     return Context(user=context.user, door=context.door, base_url=context.base_url,
                    params={k: query_text(v) for k, v in (params or {}).items()}, extras={"url": ""})
-
-
-def query_text(value: Any) -> str:
-    """A value as a query string carries it: the index parses it by the field's own rules."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "null" if value is None else str(value)
 
 
 class Extension:

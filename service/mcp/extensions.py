@@ -15,14 +15,15 @@ from service.core import actions, getters
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import NotFound
-from service.core.extensions import Extension, offered, query_text
+from service.core.extensions import Extension, offered
+from service.core.filter_objects import FILTER, query_text
 from service.core.models import Model
 from service.core.parameters import filter_schema, filtered, search_schema
 from service.core.registry import Resource
 from service.core.schemas import write_body
 from service.core.writes import expected_versions
 from service.mcp import guard
-from service.mcp.schemas import id_schema, object_schema, version_schema
+from service.mcp.schemas import confirm_schema, filter_object_schema, id_schema, object_schema, version_schema
 
 Schema = dict[str, Any]
 ACTION, GETTER = "action", "getter"
@@ -91,6 +92,9 @@ def _action_schema(settings: Settings, resource: Resource, action: actions.Actio
     elif action.on_index:
         fields = resource.fields(context)
         where = {f.name: filter_schema(f, json_null=True) for f in filtered(fields)}
+        matchable = [f for f in fields if f.is_matchable]
+        if matchable:  # the index tool's typed filter object
+            where = {FILTER: filter_object_schema(matchable), **where}
         search = search_schema(fields, settings)
         if search:
             where = {"search": search, **where}
@@ -104,8 +108,7 @@ def _action_schema(settings: Settings, resource: Resource, action: actions.Actio
         properties["version"] = version_schema
         required.append("id")
     if confirm:
-        properties[guard.CONFIRM] = {"type": "string", "minLength": 1, "description": (
-            "The token a first call without it returned: send it only once your user has agreed to the preview.")}
+        properties[guard.CONFIRM] = confirm_schema()
     return object_schema(properties, required)
 
 
@@ -125,14 +128,15 @@ async def call(app: Restify, route: Any, arguments: dict[str, Any], user: Model 
         return await getters.run(app, route.resource, route.key, context(), None if id is None else query_text(id))
     sent = dict(arguments)
     values = {k: v for k, v in arguments.items() if k not in _SELECTION}
-    where = arguments.get("where") if isinstance(arguments.get("where"), dict) else {}
+    where = dict(arguments["where"]) if isinstance(arguments.get("where"), dict) else {}
+    given = where.pop(FILTER, None)  # the typed filter object, as the index tool takes it
     if arguments.get("all") is True:
         values[actions.SELECTION] = actions.ALL
     elif "ids" in arguments:
         values[actions.SELECTION] = arguments["ids"]
     id = arguments.get("id")
     prepared = await actions.prepare(
-        app, route.resource, route.key, values, context({k: query_text(v) for k, v in where.items()}),
+        app, route.resource, route.key, values, context({k: query_text(v) for k, v in where.items()}, "", given),
         None if id is None else query_text(id), expected_versions(arguments.get("version")))
     if not _confirming(app.settings, prepared.action):
         return await actions.perform(prepared)

@@ -31,7 +31,7 @@ async def test_each_action_and_getter_is_a_tool_with_its_fields_and_hints(connec
         ["reason", "ids", "all", "where"], ["reason"], False)
     assert schema["properties"]["reason"] == {"type": "string", "maxLength": 20, "minLength": 1,
                                               "description": "Reason."}
-    assert list(schema["properties"]["where"]["properties"]) == ["search", "views", "published", "user_id"]
+    assert list(schema["properties"]["where"]["properties"]) == ["search", "filter", "views", "published", "user_id"]
     assert list(tools["posts-archive-action-tool"].input_schema["properties"]) == ["confirm"]  # standalone
     assert tools["posts-shout-getter-tool"].input_schema["required"] == ["id"]  # offered on records only
     assert "required" not in tools["posts-post-stats-getter-tool"].input_schema
@@ -64,6 +64,19 @@ async def test_all_with_where_and_a_bad_payload(connect, db, ann, installed):
                                           {"all": True, "where": {"published": False}, "reason": "r"}))
     assert done == {"data": {"affected": 3}}
     assert installed.record_titles.chunks == [["P000", "P001", "P002"]]
+
+
+async def test_all_narrowed_by_the_typed_filter_object_of_the_index_tool(connect, db, ann, installed):
+    await insert_posts(db, ann["id"], 2, views=1)
+    await insert_posts(db, ann["id"], 2, views=50, published=True)
+    async with connect(ann["token"]) as session:
+        done = ok(await session.call_tool("posts-record-titles-action-tool", {
+            "all": True, "reason": "r", "where": {"filter": {"views": {"between": [10, 60]}}}}))
+        bad = error(await session.call_tool("posts-record-titles-action-tool", {
+            "all": True, "reason": "r", "where": {"filter": {"views": {"gte": "many"}}}}))
+    assert done == {"data": {"affected": 2}}
+    assert installed.record_titles.chunks == [["P000", "P001"]]
+    assert "filter.views.gte" in bad["message"]
 
 
 async def test_a_destructive_action_previews_then_runs_with_its_confirmation(connect, ann, installed):
