@@ -31,7 +31,7 @@ from service.core.registry import Resource
 from service.core.schemas import write_body
 from service.core.validation import validate
 from service.core.writes import check_version
-from storage import Filter, Versions, canonical_id, is_valid_id, version_of
+from storage import Filter, Versions, canonical_id, version_of
 
 ALL = "all"
 SELECTION = "repositories"  # the payload key naming the records: a list of ids, or "all"
@@ -189,10 +189,7 @@ async def _selected(app: Restify, resource: Resource, selection: Any, context: C
     if limit is not None and len(selection) > limit:
         raise _refuse(SELECTION, f"The {SELECTION} may not have more than {limit} items.")
     ids = list(dict.fromkeys(canonical_id(item) for item in selection))
-    where = app.registry.policies.restrict(resource.model, context.user,
-                                           Filter(within=("id", tuple(i for i in ids if is_valid_id(i)))))
-    gate = app.registry.policies.gate(resource.model, context.user)
-    found = {d["id"]: d for d in await app.collection(resource).find(where) if gate.shows(resource.model(d))}
+    found = await operations.find_many(app, resource, context, ids)
     # An id the user cannot see is refused like one that does not exist, by its place in the list.
     missing = {f"{SELECTION}.{n}": ["The selected record is invalid."] for n, item in enumerate(selection)
                if canonical_id(item) not in found}

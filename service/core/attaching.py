@@ -27,7 +27,7 @@ from service.core.presenting import asked_relations, serialize, with_relations
 from service.core.registry import Resource, ResourceRelation
 from service.core.rules import MESSAGES
 from service.core.writes import check_version, now, run_hook
-from storage import Filter, Stale, Versions, canonical_id, version_of
+from storage import Stale, Versions, canonical_id, version_of
 
 OPERATIONS = ("attach", "detach", "sync")
 SYNC_ATTEMPTS = 5  # a sync without If-Match reads again when another write came between its read and its write
@@ -76,15 +76,8 @@ def _requested(app: Restify, payload: Any, name: str, operation: str) -> list[st
 async def _visible(app: Restify, relation: ResourceRelation, context: Context,
                    ids: list[Any]) -> dict[str, Any]:
     """The related records among `ids` the user may see (scope and `show`), as models, by id."""
-    policies = app.registry.policies
-    target = relation.target.model
-    gate = policies.gate(target, context.user)
-    if not gate.entered:
-        return {}
-    where = policies.restrict(target, context.user, Filter())
-    rows = await app.collection(relation.target).find_within("id", [i for i in ids if isinstance(i, str)],
-                                                              where=where)
-    return {row["id"]: model for row in rows if gate.shows(model := target(row))}
+    found = await operations.find_many(app, relation.target, context, ids)
+    return {id: relation.target.model(row) for id, row in found.items()}
 
 
 def _authorize(app: Restify, planned: Planned, operation: str, related: dict[str, Any], context: Context) -> None:

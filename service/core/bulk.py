@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import BadRequest, NotFound, ValidationFailed
-from service.core.operations import deny, enter
+from service.core.operations import deny, enter, find_many
 from service.core.presenting import serialize
 from service.core.registry import Resource
 from service.core.rules import MESSAGES
@@ -32,7 +32,7 @@ from service.core.writes import (
     Prepared, Saved, Write, after_remove, before, before_remove, delete_record, expected_versions, finish, persist,
     prepare,
 )
-from storage import Filter, Versions, canonical_id, version_of
+from storage import Versions, canonical_id, version_of
 
 log = logging.getLogger("restify.bulk")
 ID, VERSION = "id", "version"  # what a bulk update item says besides its fields, and a bulk delete item
@@ -110,11 +110,7 @@ def _targets(items: list[dict[str, Any]]) -> list[Target]:
 async def _records(app: Restify, resource: Resource, context: Context, targets: list[Target]) -> list[dict[str, Any]]:
     """The record of each target, read in one query within the user's scope; one the user cannot
     see (scope or `show`) is as invalid as one that does not exist."""
-    policies = app.registry.policies
-    where = policies.restrict(resource.model, context.user, Filter())
-    found = await app.collection(resource).find_within(ID, [t.id for t in targets], where=where)
-    gate = policies.gate(resource.model, context.user)
-    by_id = {d[ID]: d for d in found if gate.shows(resource.model(d))}
+    by_id = await find_many(app, resource, context, (t.id for t in targets))
     missing = {f"{t.index}.{ID}": [MESSAGES["exists"].format(attribute="id")]
                for t in targets if canonical_id(t.id) not in by_id}
     if missing:

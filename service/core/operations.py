@@ -8,6 +8,7 @@ Each operation pins the application first (`Restify.pinned`) and passes that vie
 reads one registry from start to end even when the repositories are reloaded meanwhile. Writes
 take the one write path (`writes`).
 """
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -62,6 +63,16 @@ async def _find(app: Restify, resource: Resource, id: str, context: Context) -> 
 
 # The same record lookup for the operations built beside these (bulk, attaching, actions, getters).
 find = _find
+
+
+async def find_many(app: Restify, resource: Resource, context: Context, ids: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """The records among `ids` that `context.user` may see (scope and `show`), by id, in one query:
+    one outside the scope or refused by `show` is as missing as an id that never existed."""
+    policies = app.registry.policies
+    where = policies.restrict(resource.model, context.user, Filter())
+    found = await app.collection(resource).find_within("id", [i for i in ids if isinstance(i, str)], where=where)
+    gate = policies.gate(resource.model, context.user)
+    return {d["id"]: d for d in found if gate.shows(resource.model(d))}
 
 
 async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
