@@ -50,10 +50,7 @@ def describe(resource: Resource, operation: str, fields: list[Field], shape: str
             '{"deleted": true, "ids": [...]}; either every record is deleted or none is.')
     if confirm:
         properties[guard.CONFIRM] = schemas.confirm_schema()
-        text += (' Two steps: the first call changes nothing and returns {"message", "confirm": "<token>", '
-                 '"expires_at", "preview": {"action", "ids", "records"}}; show the preview to your user, and only '
-                 'if they agree call again with the same arguments plus "confirm": "<token>" (single-use, valid 5 '
-                 'minutes; a record changed meanwhile gives a new preview instead).')
+        text += guard.two_steps('"action", "ids", "records"')
     return f"Delete several {name}", text, schemas.object_schema(properties, [ITEMS])
 
 

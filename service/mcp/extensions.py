@@ -72,15 +72,13 @@ def definition(app: Restify, resource: Resource, route: Any, context: Context
             f"run {on}, as you: each record must be one you may run it on, or nothing runs. Returns "
             '{"data": <what the action answers>} or {"data": {"affected": <records>}}.')
     if confirm:
-        text += (' It is destructive: the first call changes nothing and returns {"message", "confirm", '
-                 '"expires_at", "preview": {"action", "ids", "versions"}}; show the preview to your user, and only '
-                 'if they agree call again with the same arguments plus "confirm": "<token>".')
+        text += " It is destructive." + guard.two_steps('"action", "ids", "versions"')
     hints = guard.Hints(read_only=False, destructive=action.destructive, idempotent=False)
     return action.name, text, _action_schema(app.settings, resource, action, context, confirm), hints
 
 
 def _confirming(settings: Settings, action: actions.Action) -> bool:
-    return action.destructive and bool(settings.get("mcp", "confirm_destructive"))
+    return guard.confirms(settings, action.destructive)  # the action's own flag, not its operation's
 
 
 def _action_schema(settings: Settings, resource: Resource, action: actions.Action, context: Context,

@@ -53,7 +53,12 @@ def turned_off(settings: Settings, operation: str) -> bool:
 
 
 def confirming(settings: Settings, operation: str) -> bool:
-    return hints(operation).destructive and bool(settings.get("mcp", "confirm_destructive"))
+    return confirms(settings, hints(operation).destructive)
+
+
+def confirms(settings: Settings, destructive: bool) -> bool:
+    """`[mcp] confirm_destructive`: a destructive call previews first."""
+    return destructive and bool(settings.get("mcp", "confirm_destructive"))
 
 
 def two_steps(preview: str) -> str:
