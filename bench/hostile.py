@@ -1,22 +1,29 @@
 """Hostile soak: plain reads measured while a bounded attack mix runs, next to the same reads without it.
 
     python -m bench.hostile [--seconds 15] [--readers 4] [--processes 1] [--flood]
+                            [--mix all|first-round|surfaces] [--posts 5000]
 
-Starts an embedded nx-27017 and `restify serve` (real argon2 cost) in a temp dir, registers a user and
-writes 50 posts, then runs two phases of `--seconds` each:
+Starts an embedded nx-27017 and `restify serve` (real argon2 cost) in a temp dir, seeds 100 users and
+`--posts` posts, registers a user who writes 50 posts and an attacker (bench/surfaces.py), then runs two
+phases of `--seconds` each:
 
 1. quiet: `--readers` keep-alive clients read the posts index and single posts, back to back;
 2. hostile: the same readers, while another process runs the attack mix, every part bounded in time,
-   concurrency and rate (`RATES`, about 137 attack requests a second in all, 10 MB/s of GraphQL bodies):
-   GraphQL fragment bombs (ten fragments, each spreading the next four times) and alias floods (a
-   ~950 KB document of 60,000 aliases), login storms (wrong passwords for one account and for many),
-   50 slow clients (headers sent a byte a second), 300 half-open connections (never a byte), and
-   oversized bodies (a declared and an undeclared 20 MB). `--flood` sends as fast as the attack's 49
-   clients can instead: that measures capacity under saturation, which pacing at a proxy must prevent.
+   concurrency and rate. The first round's parts (`RATES`, about 137 attack requests a second in all,
+   10 MB/s of GraphQL bodies): GraphQL fragment bombs (ten fragments, each spreading the next four
+   times) and alias floods (a ~950 KB document of 60,000 aliases), login storms (wrong passwords for one
+   account and for many), 50 slow clients (headers sent a byte a second), 300 half-open connections
+   (never a byte), and oversized bodies (a declared and an undeclared 20 MB). The surfaces' parts
+   (bench/surfaces.py): the 82-byte amplification request sent by 8 sockets that never read (and read
+   once a second, with its GraphQL twin), two clients looping a relation search and sort, a
+   140,000-value `in` filter through MCP every 3 s, and a bulk update racing deletes of its records.
+   `--flood` sends the first round's parts as fast as their 49 clients can instead: that measures
+   capacity under saturation, which pacing at a proxy must prevent.
 
 It prints the p50, p99 and maximum latency of the plain reads in each phase, what the attacks got back
 (status counts), and whether the targets hold: hostile p99 within 3x of quiet p99, no plain read slower
-than 500 ms, no plain read failing, no 5xx to anyone. Exit code 1 when a target fails.
+than 500 ms, no plain read failing, no 5xx to anyone, the service's processes under 512 MB together
+(peak resident memory). Exit code 1 when a target fails.
 """
 import argparse
 import asyncio
@@ -24,53 +31,20 @@ import json
 import multiprocessing
 import os
 import random
+import threading
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from bench.procs import Workspace, in_workspace
+from bench.surfaces import Attacker, SurfaceAttacks, prepare_attacker
+from bench.wire import HOST, Connection
 
-HOST = "127.0.0.1"
 P99_FACTOR = 3.0
 MAX_PLAIN_MS = 500.0
-
-
-# -- a minimal keep-alive HTTP/1.1 client: the reads measured must not pay for a client's own overhead ----
-class Connection:
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-
-    async def request(self, method: str, path: str, body: bytes = b"",
-                      headers: dict[str, str] | None = None, timeout: float = 30.0) -> tuple[int, bytes]:
-        if self.writer is None or self.writer.is_closing():
-            self.reader, self.writer = await asyncio.open_connection(HOST, self.port)
-        lines = [f"{method} {path} HTTP/1.1", f"Host: {HOST}:{self.port}", f"Content-Length: {len(body)}"]
-        lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
-        self.writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
-        try:
-            return await asyncio.wait_for(self._answer(method), timeout)
-        except (asyncio.TimeoutError, ConnectionError, asyncio.IncompleteReadError):
-            self.close()
-            raise
-
-    async def _answer(self, method: str) -> tuple[int, bytes]:
-        assert self.reader is not None
-        head = await self.reader.readuntil(b"\r\n\r\n")
-        status_line, *header_lines = head.decode("latin-1").split("\r\n")
-        headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines if h)}
-        length = int(headers.get("content-length", "0") or 0)
-        body = await self.reader.readexactly(length) if length and method != "HEAD" else b""
-        if headers.get("connection", "").lower() == "close":
-            self.close()
-        return int(status_line.split()[1]), body
-
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-        self.reader = self.writer = None
+MAX_RSS_MB = 512
 
 
 # -- the plain reads that are measured ---------------------------------------------------------------------
@@ -258,10 +232,53 @@ class Attacks:
         return {part: dict(counts) for part, counts in self.statuses.items()}
 
 
-def _attack_process(port: int, email: str, seconds: float, flood: bool, results: "multiprocessing.Queue") -> None:
+def _attack_process(port: int, email: str, attacker: Attacker | None, seconds: float, flood: bool, mix: str,
+                    results: "multiprocessing.Queue") -> None:
     async def main() -> dict[str, dict]:
-        return await Attacks(port, email, time.monotonic() + seconds, flood).run()
+        deadline = time.monotonic() + seconds
+        parts = []
+        if mix in ("all", "first-round"):
+            parts.append(Attacks(port, email, deadline, flood).run())
+        if attacker is not None:
+            parts.append(SurfaceAttacks(port, attacker, deadline).run())
+        found: dict[str, dict] = {}
+        for statuses in await asyncio.gather(*parts):
+            found.update(statuses)
+        return found
     results.put(asyncio.run(main()))
+
+
+class MemoryWatch:
+    """The peak resident memory of the service's processes together, sampled four times a second."""
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids = pids
+        self.peak_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _rss_mb(self) -> float:
+        total = 0
+        for pid in self.pids:
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            total += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+        return total / 1024
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.25):
+            self.peak_mb = max(self.peak_mb, self._rss_mb())
+
+    def __enter__(self) -> "MemoryWatch":
+        self.peak_mb = self._rss_mb()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 # -- the command -------------------------------------------------------------------------------------------
@@ -288,12 +305,22 @@ async def _prepare(port: int) -> tuple[str, list[str]]:
     return email, ids
 
 
+async def _seed(uri: str, env: dict[str, str], posts: int) -> None:
+    """100 users and `posts` posts by them, written directly (the relation queries' data)."""
+    from bench.data import seed, seed_many_posts
+    from bench.run import core_app
+
+    async with core_app(uri, env) as app:
+        await seed(app, users=100, posts=0, comments=0)
+        await seed_many_posts(app, posts)
+
+
 def _line(name: str, reads: Reads) -> str:
     return (f"{name:<10}{len(reads.latencies_ms):>8}{reads.percentile(50):>10.1f}{reads.percentile(99):>10.1f}"
             f"{max(reads.latencies_ms, default=float('nan')):>10.1f}   failures {dict(reads.failures) or 0}")
 
 
-def _verdict(quiet: Reads, hostile: Reads, attacks: dict[str, dict]) -> list[tuple[str, bool]]:
+def _verdict(quiet: Reads, hostile: Reads, attacks: dict[str, dict], peak_mb: float) -> list[tuple[str, bool]]:
     server_errors = sum(n for counts in attacks.values() for status, n in counts.items()
                         if isinstance(status, int) and status >= 500)
     return [
@@ -304,6 +331,7 @@ def _verdict(quiet: Reads, hostile: Reads, attacks: dict[str, dict]) -> list[tup
          max(hostile.latencies_ms, default=0) <= MAX_PLAIN_MS),
         ("no plain read failed", not quiet.failures and not hostile.failures),
         (f"no 5xx to the attacks ({server_errors})", server_errors == 0),
+        (f"server memory under {MAX_RSS_MB} MB (peak {peak_mb:.0f} MB)", peak_mb < MAX_RSS_MB),
     ]
 
 
@@ -314,19 +342,23 @@ def _run(workspace: Workspace, args: argparse.Namespace) -> int:
     port = free_port()
     env = {**os.environ, "MONGODB_URI": database.uri, "RESTIFY_DATABASE_NAME": "hostile",
            "RESTIFY_FILES_ROOT": str(workspace.dir / "storage")}
+    if args.mix != "first-round":
+        asyncio.run(_seed(database.uri, env, args.posts))
     service = workspace.serve(env, port, args.processes)
     print(f"temp dir {workspace.dir}; service on {HOST}:{port} ({args.processes} process(es)); "
           f"database {database.uri}", flush=True)
     email, ids = asyncio.run(_prepare(port))
+    attacker = asyncio.run(prepare_attacker(port)) if args.mix != "first-round" else None
     quiet = asyncio.run(read_plainly(port, ids, args.seconds, args.readers))
     results: multiprocessing.Queue = multiprocessing.Queue()
-    attacker = multiprocessing.get_context("fork").Process(
-        target=_attack_process, args=(port, email, args.seconds, args.flood, results), daemon=True)
-    attacker.start()
-    time.sleep(0.5)  # the attacks are under way before the reads are measured
-    hostile = asyncio.run(read_plainly(port, ids, args.seconds, args.readers))
-    attacks = results.get(timeout=args.seconds + 120)
-    attacker.join(timeout=30)
+    attacking = multiprocessing.get_context("fork").Process(
+        target=_attack_process, args=(port, email, attacker, args.seconds, args.flood, args.mix, results), daemon=True)
+    with MemoryWatch(service.pids) as memory:
+        attacking.start()
+        time.sleep(0.5)  # the attacks are under way before the reads are measured
+        hostile = asyncio.run(read_plainly(port, ids, args.seconds, args.readers))
+        attacks = results.get(timeout=args.seconds + 120)
+        attacking.join(timeout=30)
     service.check_alive()
 
     print(f"\n{'phase':<10}{'reads':>8}{'p50 ms':>10}{'p99 ms':>10}{'max ms':>10}")
@@ -336,7 +368,7 @@ def _run(workspace: Workspace, args: argparse.Namespace) -> int:
     for part, counts in sorted(attacks.items()):
         print(f"  {part:<30}{sum(counts.values()):>6}  {dict(sorted(counts.items(), key=str))}")
     print("\ntargets:")
-    verdict = _verdict(quiet, hostile, attacks)
+    verdict = _verdict(quiet, hostile, attacks, memory.peak_mb)
     for text, ok in verdict:
         print(f"  [{'PASS' if ok else 'FAIL'}] {text}")
     return 0 if all(ok for _, ok in verdict) else 1
@@ -350,6 +382,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, default=1, help="`restify serve --processes` (default 1)")
     parser.add_argument("--flood", action="store_true",
                         help="send the attacks as fast as their clients can instead of at the bounded RATES")
+    parser.add_argument("--mix", choices=("all", "first-round", "surfaces"), default="all",
+                        help="the first round's attacks, the query/bulk surfaces' (bench/surfaces.py), or both")
+    parser.add_argument("--posts", type=int, default=5000,
+                        help="posts by 100 seeded users, for the relation queries (default 5,000)")
     args = parser.parse_args(argv)
     if args.seconds <= 0 or args.readers < 1 or args.processes < 1:
         parser.error("--seconds, --readers and --processes must be positive")
