@@ -95,6 +95,15 @@ def encode(secret: bytes, bound: str, position: Position) -> str:
 def decode(secret: bytes, bound: str, token: str, size: int) -> Position:
     """The position `token` names; a 400 when it was altered, forged, sealed with another key or
     in an older format, or made for another query or sort."""
+    made_for, position = unseal(secret, token)
+    if made_for != bound or len(position.values) != size:
+        raise _bad("The cursor belongs to another query: keep its sort, filters and perPage.")
+    return position
+
+
+def unseal(secret: bytes, token: str) -> tuple[str, Position]:
+    """What a cursor was made for (its binding) and the position it names, once its seal is checked;
+    a 400 otherwise. `decode` then checks the binding (the benchmark's bare app reads positions here)."""
     direction, sealed = token[:1], token[1:]
     try:
         if direction not in _DIRECTIONS or not sealed.isascii():
@@ -108,9 +117,7 @@ def decode(secret: bytes, bound: str, token: str, size: int) -> Position:
             raise ValueError("not a position")
     except (ValueError, TypeError, binascii.Error, InvalidTag):
         raise _bad("The cursor is not valid.") from None
-    if made_for != bound or len(values) != size:
-        raise _bad("The cursor belongs to another query: keep its sort, filters and perPage.")
-    return Position(_DIRECTIONS[direction], tuple(_value(v) for v in values))
+    return made_for, Position(_DIRECTIONS[direction], tuple(_value(v) for v in values))
 
 
 def reads_forward(token: str) -> bool | None:
