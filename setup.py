@@ -19,6 +19,7 @@ setup(
         "argon2-cffi>=23",
         "nx-27017>=0.8",
         "prometheus-client>=0.20",
+        "cryptography>=42",
     ],
     extras_require={
         "test": ["pytest>=8,<10", "pytest-tornasync>=0.6", "requests>=2.31", "openapi-spec-validator>=0.7",

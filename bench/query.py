@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import json
 import os
+import secrets
 import sys
 from urllib.parse import urlencode
 
@@ -169,8 +170,10 @@ def _query(workspace: Workspace, args: argparse.Namespace) -> int:
     database = workspace.start_database()
     # The embedded server's scans (a count over a search: about a second) are measured, not refused by the
     # service's database timeout (2 s by default) under load; bare has none.
+    # One cursor secret for both servers: the bare app unseals the service's cursors to read their positions.
     env = {**os.environ, "MONGODB_URI": database.uri, "RESTIFY_DATABASE_NAME": DB_NAME,
-           "RESTIFY_DATABASE_TIMEOUT_MS": str(DATABASE_TIMEOUT_MS)}
+           "RESTIFY_DATABASE_TIMEOUT_MS": str(DATABASE_TIMEOUT_MS),
+           "RESTIFY_QUERY_CURSOR_SECRET": secrets.token_hex(32)}
     print(f"seeding 100 users, 10 tags, {args.posts:,} posts ...", flush=True)
     users = asyncio.run(_seed(database.uri, env, args.posts))
     servers: Servers = start_servers(workspace, env, args)  # serve creates the index plan before it answers

@@ -27,5 +27,5 @@ class PostStats(Getter):
             published = await self.index(context, "posts", {"perPage": 1, "published": True})
             return {"posts": everything["meta"]["total"], "published": published["meta"]["total"]}
         comments = await self.index(context, "comments", {"post_id": record.id, "perPage": 1})
-        return {"comments": comments["meta"]["total"], "views": record.views or 0,
-                "tags": len(record.tag_ids or [])}
+        tags = await self.visible(context, "tags", record.tag_ids or [])  # not the ones hidden from the caller
+        return {"comments": comments["meta"]["total"], "views": record.views or 0, "tags": len(tags)}

@@ -35,7 +35,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "metrics": {"enabled": True, "token": ""},
     # format: "text" | "json"; access: which requests get an access line, "errors" (4xx/5xx) | "all" | "none".
     "log": {"format": "text", "access": "errors"},
-    # cursor_secret: the HMAC key of index cursors; "" makes one per app directory (var/cursor.key).
+    # cursor_secret: what index cursors are sealed with; "" makes one per app directory (var/cursor.key).
     "query": {"max_search_length": 255, "max_related_depth": 3, "max_related_rows": None, "cursor_secret": "",
               "max_relation_sort": 10_000},
     # Attach, detach and sync: the most ids one request may name.

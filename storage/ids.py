@@ -1,4 +1,6 @@
 """Id conversion: ObjectId inside the database, 24-hex strings everywhere else."""
+from typing import Any
+
 from bson import ObjectId
 from bson.errors import InvalidId
 
@@ -35,3 +37,18 @@ def to_plain(document: dict | None) -> dict | None:
         return None
     document["id"] = str(document.pop("_id"))  # in place: the driver's dict is ours, no copy needed
     return document
+
+
+def ids_as_text(query: Any) -> Any:
+    """`query` with every ObjectId in it written as its hex text; `query` itself when it holds none.
+    For a server that compares `_id` as that text where it cannot bind an ObjectId (the embedded
+    server's aggregate, see `IndexSupport.aggregate_binds_ids`)."""
+    if isinstance(query, ObjectId):
+        return str(query)
+    if isinstance(query, dict):
+        converted = {key: ids_as_text(value) for key, value in query.items()}
+        return query if all(converted[key] is value for key, value in query.items()) else converted
+    if isinstance(query, (list, tuple)):
+        items = [ids_as_text(value) for value in query]
+        return query if all(new is old for new, old in zip(items, query)) else items
+    return query

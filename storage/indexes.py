@@ -35,11 +35,14 @@ class IndexSupport:
     reports_direction: bool  # list_indexes keeps each key's direction
     keeps_names: bool        # list_indexes answers the name the index was created with
     id_ranges_indexed: bool = True  # a range on _id ($gt...) is read from the _id index
+    # An aggregate's $match (a count) takes an ObjectId. The embedded server's cannot bind one (the
+    # command fails), and matches `_id` by its hex text instead, as its find matches ObjectIds.
+    aggregate_binds_ids: bool = True
 
 
 MONGODB = IndexSupport("MongoDB", id_in_compound=True, reports_direction=True, keeps_names=True)
 EMBEDDED = IndexSupport("nx-27017 (embedded)", id_in_compound=False, reports_direction=False, keeps_names=False,
-                        id_ranges_indexed=False)
+                        id_ranges_indexed=False, aggregate_binds_ids=False)
 
 
 def _to_mongo(keys: Keys) -> list[tuple[str, int]]:

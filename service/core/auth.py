@@ -1,7 +1,8 @@
 """Registration, login, logout and bearer tokens (stored as `tokens` describes).
 
 Passwords are argon2id hashes, made and checked in the hashing lane (`passwords`). Emails
-are compared as the `email` rule stores them: trimmed and lowercased.
+are compared as the `email` rule stores them (`rules.email_key`): NFKC-normalized, trimmed and
+lowercased.
 """
 import hmac
 from typing import Any
@@ -13,6 +14,7 @@ from service.core.errors import BadRequest, Unauthenticated, ValidationFailed
 from service.core.models import Model
 from service.core.presenting import serialize
 from service.core.registry import Resource
+from service.core.rules import email_key
 from service.core.tokens import TOKENS, create_token, digest, revoke_tokens
 from service.core.writes import Write, now, write
 from storage import Filter, is_valid_id
@@ -105,8 +107,8 @@ async def logout(app: Restify, context: Context) -> None:
 
 
 async def _find_by_email(app: Restify, resource: Resource, email: str) -> dict[str, Any] | None:
-    # Stored as the `email` rule leaves it: trimmed and lowercased.
-    return await app.collection(resource).find_one(Filter(equals={"email": email.strip().lower()}))
+    # Stored as the `email` rule leaves it.
+    return await app.collection(resource).find_one(Filter(equals={"email": email_key(email)}))
 
 
 async def user_id_for_email(app: Restify, email: str) -> str:

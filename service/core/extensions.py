@@ -6,7 +6,7 @@ are listed by a repository method that takes the request's context (`actions(sel
 `getters(self, context)`; an instance method or a classmethod). Listing checks what the method
 returns, so a mistake names the repository instead of failing later.
 """
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -15,6 +15,7 @@ from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import DeclarationError, NotFound
 from service.core.filter_objects import query_text
+from service.core.models import Model
 from service.core.naming import snake
 from service.core.registry import Resource
 
@@ -78,6 +79,13 @@ class Extension:
     async def show(self, context: RunContext, repository: str, id: str) -> dict[str, Any]:
         """One record as the acting user may see it (GET `<prefix>/<repository>/<id>`): NotFound otherwise."""
         return await operations.show(context.app, repository, id, caller(context))
+
+    async def visible(self, context: RunContext, repository: str, ids: Iterable[Any]) -> dict[str, Model]:
+        """The records among `ids` the acting user may see (the repository's scope, then `show`), by id,
+        in one query: one they may not see counts as missing (e.g. a post's `tag_ids`, counted)."""
+        resource = context.app.resource(repository)
+        found = await operations.find_many(context.app, resource, caller(context), ids)
+        return {id: resource.model(document) for id, document in found.items()}
 
 
 def declared(resource: Resource, method: str, kind: type[E], context: Context) -> list[E]:

@@ -226,22 +226,28 @@ class Feeds:
         idle = float(_setting(self.app, "idle_ms", 50)) / 1000
         return self.app.db.watcher(collection, idle, bool(_setting(self.app, "pre_images", False)))
 
-    async def subscribe(self, name: str, context: Context, last_event_id: str | None = None) -> Subscription:
-        """A subscription to repository `name` for the context's user, with its `id` and the index's
-        filters (`context.params`, and a filter object in `context.extras`); live once this returns."""
+    def admit(self, name: str, context: Context) -> Subscription:
+        """The subscription `subscribe` would make, checked as it checks it (the repository, its filters,
+        the subscriber's limit) but holding nothing: what a feed's HEAD answers by."""
         resource = enter(self.app, name, context)
         query = index_query(resource, resource.fields(context), context, self.app.settings)
         subscription = Subscription(self, resource, context, query, context.params.get("id") or None)
         limit = int(_setting(self.app, "max_per_user", 10))
         if self._by_owner.get(subscription.owner, 0) >= limit:
             raise TooManyRequests(f"Too many live subscriptions (at most {limit} per user).")
+        return subscription
+
+    async def subscribe(self, name: str, context: Context, last_event_id: str | None = None) -> Subscription:
+        """A subscription to repository `name` for the context's user, with its `id` and the index's
+        filters (`context.params`, and a filter object in `context.extras`); live once this returns."""
+        subscription = self.admit(name, context)
         self._by_owner[subscription.owner] = self._by_owner.get(subscription.owner, 0) + 1
         if last_event_id:
             subscription.hold()
-        channel = self._channels.setdefault(resource.collection, _Channel())
+        channel = self._channels.setdefault(subscription.resource.collection, _Channel())
         channel.subscribers.add(subscription)
         try:
-            await self._watcher(resource.collection).listen(channel)
+            await self._watcher(subscription.resource.collection).listen(channel)
             if subscription.token_id is not None:
                 await self._follow_token(subscription)
             if last_event_id:

@@ -4,6 +4,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from service.core.errors import DeclarationError
+
 _NO_DEFAULT = object()
 
 
@@ -107,6 +109,7 @@ class Field:
     def password(self) -> "Field":
         """Write-only: stored as a password hash and never serialized."""
         self.is_hidden = True
+        self.check_hidden()
         return self._kind("password")
 
     # -- files --------------------------------------------------------------
@@ -125,14 +128,17 @@ class Field:
     # -- exposure -----------------------------------------------------------
     def searchable(self) -> "Field":
         self.is_searchable = True
+        self.check_hidden()
         return self
 
     def sortable(self) -> "Field":
         self.is_sortable = True
+        self.check_hidden()
         return self
 
     def matchable(self) -> "Field":
         self.is_matchable = True
+        self.check_hidden()
         return self
 
     def readonly(self) -> "Field":
@@ -141,7 +147,20 @@ class Field:
 
     def hidden(self) -> "Field":
         self.is_hidden = True
+        self.check_hidden()
         return self
+
+    def check_hidden(self) -> None:
+        """A hidden field answers no question about its values: a filter on it tells who has a value,
+        and a sort on it orders records by it (and puts it in the cursors of the pages). So hidden
+        (password fields included) excludes matchable, sortable and searchable, in any order."""
+        exposed = [name for name, on in (("matchable", self.is_matchable), ("sortable", self.is_sortable),
+                                          ("searchable", self.is_searchable)) if on]
+        if self.is_hidden and exposed:
+            error = DeclarationError(f"field {self.name!r} is hidden, so it cannot be {' or '.join(exposed)}: "
+                                     "filters, sort orders and search would reveal its values")
+            error.location = self.declared_at
+            raise error
 
     # -- derived ------------------------------------------------------------
     @property

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from service.core.errors import TooManyRequests
+from service.core.rules import email_key
 from storage import Counters, Hit
 
 if TYPE_CHECKING:
@@ -85,8 +86,9 @@ def _limit(app: "Restify", setting: str) -> int:
 
 
 def _account_key(email: str) -> str:
-    # Cut to the longest real address: a megabyte "email" must not become a megabyte key.
-    return f"account:{email.strip().lower()[:320]}"
+    # One account, one key, however its address is spelled (as the `email` rule stores it); cut to the
+    # longest real address: a megabyte "email" must not become a megabyte key.
+    return f"account:{email_key(email)[:320]}"
 
 
 async def _count(app: "Restify", keys: list[tuple[str, str]], window_setting: str) -> Attempt:

@@ -118,6 +118,10 @@ def _check_fields(resource: Resource) -> None:
     owner = type(resource.repository).__name__
     try:
         declared = resource.fields(Context(action="declaration"))
+    except DeclarationError as error:  # a field refused while it was being built (field.check_hidden)
+        located = DeclarationError(f"{owner}: {error}")
+        located.location = getattr(error, "location", None)
+        raise located from None
     except Exception as error:
         raise DeclarationError(f"{owner}.fields() raised {type(error).__name__}: {error}") from error
     seen: set[str] = set()
@@ -131,6 +135,7 @@ def _check_fields(resource: Resource) -> None:
                                    f"({', '.join(sorted(RESERVED))})")
         seen.add(item.name)
         try:
+            item.check_hidden()
             check_declaration(item)
             check_file_declaration(item)
         except DeclarationError as error:

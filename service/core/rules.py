@@ -64,6 +64,13 @@ _TRUE, _FALSE = (True, 1, "1", "true", "on", "yes"), (False, 0, "0", "false", "o
 KNOWN = FLOW_RULES | TYPE_RULES | set(_PATTERNS) | {"email", "in", "not_in", "max", "min", "between", "image"}
 
 
+def email_key(text: str) -> str:
+    """The one spelling of an email address: NFKC-normalized (compatibility forms such as fullwidth
+    letters become the plain ones they look like), trimmed, then lowercased. The `email` rule stores
+    it, and login, its throttle and the token commands look addresses up by it."""
+    return unicodedata.normalize("NFKC", text).strip().lower()
+
+
 def check_declaration(field: Field) -> None:
     """Raise DeclarationError for a rule this module does not know or cannot read."""
     for text in field.rule_list + field.storing_rule_list + field.updating_rule_list:
@@ -181,12 +188,13 @@ class FieldRules:
         return self._size(rule)
 
     def _as_email(self, value: Any) -> str:
-        """Trimmed and lowercased, so `A@example.com ` and `a@example.com` are one address (one
-        account, one unique value); control and format characters are refused, not stored."""
-        text = value.strip() if isinstance(value, str) else None
+        """As `email_key` writes it, so `A@example.com `, `a@example.com` and the fullwidth
+        `ａ@example.com` are one address (one account, one unique value); control and format
+        characters are refused, not stored."""
+        text = email_key(value) if isinstance(value, str) else None
         if text is None or not _EMAIL.match(text) or any(unicodedata.category(c) in ("Cc", "Cf") for c in text):
             raise self._fail("email")
-        return text.lower()
+        return text
 
     def _predicate(self, test: Any, key: str) -> Any:
         def check(value: Any) -> Any:

@@ -38,8 +38,9 @@ async def issue(app: Restify, name: str, context: Context) -> dict[str, Any]:
     return {"data": {"ticket": f"{stored['id']}|{secret}", "expires_at": expires}}
 
 
-async def redeem(app: Restify, name: str, ticket: str) -> Model:
-    """The user a ticket acts for; Unauthenticated for a wrong, used, expired or foreign ticket."""
+async def redeem(app: Restify, name: str, ticket: str, use: bool = True) -> Model:
+    """The user a ticket acts for; Unauthenticated for a wrong, used, expired or foreign ticket.
+    `use=False` checks it without using it up (a HEAD of the feed opens no stream)."""
     ticket_id, _, secret = ticket.partition("|")
     if not secret or not is_valid_id(ticket_id):
         raise Unauthenticated()
@@ -48,7 +49,7 @@ async def redeem(app: Restify, name: str, ticket: str) -> Model:
     if stored is None or not hmac.compare_digest(stored.get("hash", ""), digest(secret)) \
             or stored.get("resource") != name:
         raise Unauthenticated()
-    if await tickets.remove(ticket_id) is None:  # redeemed meanwhile, here or on another process
+    if use and await tickets.remove(ticket_id) is None:  # redeemed meanwhile, here or on another process
         raise Unauthenticated()
     if stored.get("expires_at", "") <= now():
         raise Unauthenticated()

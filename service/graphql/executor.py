@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from graphql import (
-    DocumentNode, ExecutionResult, GraphQLError, GraphQLObjectType, GraphQLSchema, TokenKind, build_schema, execute,
-    parse, print_schema,
+    DocumentNode, ExecutionResult, GraphQLError, GraphQLObjectType, GraphQLSchema, OperationType, TokenKind,
+    build_schema, execute, get_operation_ast, parse, print_schema,
 )
 
 from service.core.app import Restify
@@ -201,6 +201,9 @@ class GraphQLEndpoint:
         if errors:
             return {"errors": errors}
         document = prepared.document
+        operation = get_operation_ast(document, operation_name)
+        if operation is not None and operation.operation == OperationType.SUBSCRIPTION:
+            raise BadRequest("Subscriptions are served over WebSocket.")  # graphql-transport-ws on this path
         if not allow_mutations and _is_mutation(document, operation_name):
             return _failure("Mutations must be sent with POST.", "BAD_REQUEST")
         result = execute(self.schema, document, variable_values=variables, operation_name=operation_name,

@@ -30,17 +30,10 @@ class EventsHandler(JsonHandler):
     subscription: Subscription | None = None
 
     async def get(self, name: str) -> None:
-        params = self.params()
-        if any(key.lower() in _TOKEN_PARAMETERS for key in params):
-            raise BadRequest("Tokens are not accepted in the query string: send an Authorization header, "
-                             "or a ticket from POST .../events/ticket as ?ticket=.")
-        if params.get("ticket"):
-            self.user = await tickets.redeem(self.app, name, params["ticket"])
+        await self._identify(name)
         last_event_id = self.request.headers.get("Last-Event-ID", "").strip() or None
         self.subscription = await feeds(self.app).subscribe(name, self.context(), last_event_id)
-        self.set_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.set_header("Cache-Control", "no-cache")
-        self.set_header("X-Accel-Buffering", "no")  # proxies that buffer would hold events back
+        self._stream_headers()
         heartbeat = float(self.app.settings.get("live", "heartbeat_seconds") or 15)
         try:
             await self._send(b": live\n\n")
@@ -56,6 +49,29 @@ class EventsHandler(JsonHandler):
         finally:
             self.subscription.close()
         self.finish()
+
+    async def head(self, name: str) -> None:
+        """The status and headers GET would answer, at once: the same checks, but no stream is held
+        (nor a subscription counted) and a ticket is not used up."""
+        await self._identify(name, use_ticket=False)
+        feeds(self.app).admit(name, self.context())
+        self._stream_headers()
+        self._etag = False
+        await self.flush()  # the headers as GET sends them, without a Content-Length a stream has not
+        self.finish()
+
+    async def _identify(self, name: str, use_ticket: bool = True) -> None:
+        params = self.params()
+        if any(key.lower() in _TOKEN_PARAMETERS for key in params):
+            raise BadRequest("Tokens are not accepted in the query string: send an Authorization header, "
+                             "or a ticket from POST .../events/ticket as ?ticket=.")
+        if params.get("ticket"):
+            self.user = await tickets.redeem(self.app, name, params["ticket"], use=use_ticket)
+
+    def _stream_headers(self) -> None:
+        self.set_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.set_header("Cache-Control", "no-cache")
+        self.set_header("X-Accel-Buffering", "no")  # proxies that buffer would hold events back
 
     async def _send(self, chunk: bytes) -> None:
         self.write(chunk)

@@ -166,6 +166,46 @@ def test_reserved_field_names_are_refused(name):
     )
 
 
+HIDDEN = "field 'secret' is hidden, so it cannot be {}: filters, sort orders and search would reveal its values"
+
+
+@pytest.mark.parametrize("declare, exposed", [
+    (lambda: field("secret").hidden().matchable(), "matchable"),
+    (lambda: field("secret").matchable().hidden(), "matchable"),
+    (lambda: field("secret").hidden().sortable(), "sortable"),
+    (lambda: field("secret").sortable().hidden(), "sortable"),
+    (lambda: field("secret").searchable().hidden(), "searchable"),
+    (lambda: field("secret").hidden().searchable(), "searchable"),
+    (lambda: field("secret").password().sortable(), "sortable"),
+    (lambda: field("secret").matchable().sortable().password(), "matchable or sortable"),
+], ids=["hidden-matchable", "matchable-hidden", "hidden-sortable", "sortable-hidden", "searchable-hidden",
+        "hidden-searchable", "password-sortable", "matchable-sortable-password"])
+def test_a_hidden_field_cannot_be_matched_sorted_or_searched_whatever_the_order(declare, exposed):
+    """Its values would leak: `?secret=pin-0074` answers who has it, a sort orders by it and puts it in cursors."""
+    Post, Comment, CommentRepository = blog()
+    repository = post_repository(Post, fields=lambda: [field("title"), declare()])
+    with pytest.raises(DeclarationError) as caught:
+        build_registry([repository], {})
+    assert str(caught.value) == f"PostRepository: {HIDDEN.format(exposed)}"
+    assert caught.value.location == (__file__, caught.value.location[1])  # the line of the field(...)
+
+
+def test_a_hidden_field_set_by_hand_is_refused_at_load_too():
+    Post, Comment, CommentRepository = blog()
+    secret = field("secret").sortable()
+    secret.is_hidden = True
+    repository = post_repository(Post, fields=lambda: [secret])
+    assert declaration_error(lambda: build_registry([repository], {})) == f"PostRepository: {HIDDEN.format('sortable')}"
+
+
+def test_a_hidden_field_alone_or_a_visible_one_exposed_is_fine():
+    Post, Comment, CommentRepository = blog()
+    repository = post_repository(Post, fields=lambda: [field("secret").hidden().readonly(),
+                                                       field("pin").password(),
+                                                       field("title").matchable().sortable().searchable()])
+    assert list(build_registry([repository], {}).resources) == ["posts"]
+
+
 # -- relations --------------------------------------------------------------------------
 
 def test_relation_to_a_repository_that_is_not_loaded_is_an_error():

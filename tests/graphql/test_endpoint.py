@@ -219,6 +219,26 @@ async def test_a_mutation_over_get_is_refused_and_changes_nothing(api, db, param
     assert await stored(db, "posts", id) == before
 
 
+SUBSCRIPTIONS = {"message": "Subscriptions are served over WebSocket."}
+
+
+@pytest.mark.parametrize("params", [
+    {"query": "subscription { postChanged { operation id } }"},
+    {"query": "subscription Watch($id: ID) { postChanged(id: $id) { id record { title } } }",
+     "variables": {"id": MISSING_ID}},
+    {"query": "query Q { postList { id } } subscription S { postChanged { id } }", "operationName": "S"},
+], ids=["plain", "variables", "named"])
+async def test_a_subscription_over_post_or_get_is_a_400_naming_the_websocket(api, db, params):
+    response = await api.post("/graphql", params)
+    assert (response.status, response.json) == (400, SUBSCRIPTIONS)
+    sent = {**params, **({"variables": json.dumps(params["variables"])} if "variables" in params else {})}
+    response = await api.get(f"/graphql?{urlencode(sent)}")
+    assert (response.status, response.json) == (400, SUBSCRIPTIONS)
+    # the query beside it is still served
+    if "operationName" in params:
+        assert await run(api, params["query"], operationName="Q") == {"data": {"postList": []}}
+
+
 async def test_variables_fill_the_query_and_operation_name_picks_the_operation(api, db):
     ids = [await seed_post(db, f"p{n}") for n in range(3)]
     query = "query A($id: ID!) { post(id: $id) { title } } query B($n: Int) { postList(first: $n) { id } }"

@@ -6,6 +6,7 @@ import re
 import pytest
 
 import storage
+from service.core import auth
 from service.core.registry import load_app
 
 PREFIX = "/api/restify"
@@ -320,6 +321,28 @@ async def test_login_finds_the_account_whatever_the_case_and_spaces_of_the_email
     response = await api.post("/api/login", {"email": " ANN@example.COM", "password": PASSWORD})
     assert response.status == 200
     assert response.json["id"] == user["id"]
+
+
+@pytest.mark.parametrize("look_alike", ["ａｎｎ@example.com", "ＡＮＮ＠ｅｘａｍｐｌｅ．ｃｏｍ", " ａnn@example.com"])
+async def test_a_fullwidth_look_alike_email_is_the_same_account(api, db, look_alike):
+    """NFKC before lowercasing: compatibility forms are the letters they look like, so no second account."""
+    user = await api.register("Ann", email="ann@example.com")
+    response = await api.post("/api/register", registration(name="Other", email=look_alike))
+    assert response.status == 422
+    assert response.json == invalid(email="The email has already been taken.")
+    assert await count(db, "users") == 1
+    for email in (look_alike, "ann@example.com"):
+        logged_in = await api.post("/api/login", {"email": email, "password": PASSWORD})
+        assert (logged_in.status, logged_in.json["id"]) == (200, user["id"])
+
+
+async def test_a_fullwidth_email_is_stored_in_its_plain_form_and_found_by_the_token_commands(api, db, restify):
+    response = await api.post("/api/register", registration(email="ｂｏｂ＠Ｅｘａｍｐｌｅ．ｃｏｍ"))
+    assert response.status == 201
+    assert response.json["attributes"]["email"] == "bob@example.com"
+    logged_in = await api.post("/api/login", {"email": "bob@example.com", "password": PASSWORD})
+    assert (logged_in.status, logged_in.json["id"]) == (200, response.json["id"])
+    assert await auth.user_id_for_email(restify, "ＢＯＢ@example.com") == response.json["id"]  # token:create, :revoke
 
 
 async def test_a_profile_email_in_another_case_of_a_taken_one_is_422(api):

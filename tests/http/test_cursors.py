@@ -1,5 +1,9 @@
 """Cursor pages over HTTP (DESIGN §12 "Cursor pages"): keyset walks over any allowed sort,
-signed cursors bound to their query, and walks that stay exact while records come and go."""
+sealed cursors bound to their query, and walks that stay exact while records come and go."""
+import base64
+import hashlib
+import hmac
+import json
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -123,17 +127,67 @@ async def test_a_cursor_walk_keeps_its_filters(api, db):
     assert await walk(api, perPage=2, sort="-views", **{"views[gte]": 2}) == [["p0", "p2"], ["p6", "p4"]]
 
 
+def b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def flipped(cursor: str, at: int) -> str:
+    """The cursor with one bit of one byte of its sealed part changed (at: a byte index, may be negative)."""
+    raw = bytearray(unb64(cursor[1:]))
+    raw[at] ^= 0x01
+    return cursor[0] + b64(bytes(raw))
+
+
+def old_format(secret: str, body: list) -> str:
+    """A cursor as they were made before they were sealed: readable JSON, signed with HMAC-SHA256."""
+    payload = b64(json.dumps(body, separators=(",", ":")).encode())
+    return f"{payload}.{b64(hmac.new(secret.encode(), payload.encode(), hashlib.sha256).digest())}"
+
+
 @pytest.mark.parametrize("tamper", [
-    lambda c: c[:-2] + ("AA" if not c.endswith("AA") else "BB"),     # the signature
-    lambda c: "W" + c[1:] if not c.startswith("W") else "X" + c[1:],  # the position
-    lambda c: c.split(".")[0],                                        # unsigned
+    lambda c: flipped(c, 0),                                          # the nonce
+    lambda c: flipped(c, 14),                                         # the sealed position
+    lambda c: flipped(c, -1),                                         # the tag
+    lambda c: ("p" if c[0] == "n" else "n") + c[1:],                  # the direction
+    lambda c: c[:-1],                                                 # cut short
+    lambda c: c + "A",
+    lambda c: c[0] + b64(unb64(c[1:])[:28]),                          # nonce and tag, no body
     lambda c: "garbage",
     lambda c: "a.b.c",
-])
-async def test_a_tampered_cursor_is_a_400(api, db, tamper):
+    lambda c: "n",
+    lambda c: "n" + "é" * 40,
+    lambda c: old_format("one deployment", ["0123456789abcdef", "n", [3, "0" * 24]]),
+], ids=["nonce", "position", "tag", "direction", "short", "long", "empty", "garbage", "dots", "bare", "non-ascii",
+        "old-format"])
+@pytest.mark.parametrize("config", [{"query": {"cursor_secret": "one deployment"}}], indirect=True)
+async def test_a_tampered_forged_or_old_cursor_is_a_400(api, db, tamper):
     await seed_views(db)
     cursor = (await api.get(url(POSTS, perPage=2))).json["meta"]["next_cursor"]
     bad_request(await api.get(url(POSTS, perPage=2, cursor=tamper(cursor))), INVALID, {"cursor": [INVALID]})
+
+
+async def test_a_cursor_holds_no_readable_sort_value(api, db):
+    """Sealed, not only signed: the sort values of the record a page ends at (which a user may be shown
+    nothing else of) cannot be read out of its cursors."""
+    marker = "marker-title-7f3a9c"
+    for title in ("aaa", marker, "zzz"):
+        await seed_post(db, title)
+    meta = (await api.get(url(POSTS, perPage=2, sort="title"))).json["meta"]
+    second = (await api.get(url(POSTS, perPage=1, page=2, sort="title"))).json["meta"]
+    for cursor in (meta["next_cursor"], second["next_cursor"], second["prev_cursor"]):
+        assert cursor[0] in "np" and set(cursor[1:]) <= set(
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")  # URL-safe as it is
+        raw = unb64(cursor[1:])
+        assert marker.encode() not in raw and b"marker" not in raw and b"title" not in raw
+        assert len(cursor) < 150  # compact: a position of two values
+    assert titles(await api.get(url(POSTS, perPage=2, sort="title", cursor=meta["next_cursor"]))) == ["zzz"]
+    # One position of one query is one cursor, however it is reached (a page's answer and ETag stay the same).
+    walked = (await api.get(url(POSTS, perPage=2, sort="title", cursor=""))).json["meta"]["next_cursor"]
+    assert walked == meta["next_cursor"]
 
 
 @pytest.mark.parametrize("config", [{"query": {"cursor_secret": "one deployment"}}], indirect=True)

@@ -3,6 +3,8 @@ record; read policies apply (a record the user may not see is a 404), unknown ke
 import pytest
 
 from tests.extensions import PREFIX, Installed, scope_posts_to_their_authors
+from tests.http.test_index_queries import seed, seed_post
+from tests.policy_rules import rules  # noqa: F401  (a fixture)
 
 NOT_FOUND = {"message": "Not found."}
 
@@ -34,6 +36,23 @@ async def test_post_stats_on_a_record_counts_its_comments_views_and_tags(api, an
         assert comment.status == 201, comment.body
     response = await api.get(f"{PREFIX}/posts/{post['id']}/getters/post-stats")
     assert (response.status, response.json) == (200, {"data": {"comments": 2, "views": 12, "tags": 0}})
+
+
+async def test_post_stats_on_a_record_counts_only_the_tags_the_caller_may_see(api, db, ann, bob, rules):
+    """A tag outside the tags' scope, one their `show` refuses, and one gone are not counted: the same
+    visibility as the tags relation (scope, then show), so the count says nothing of hidden tags."""
+    tags = {name: await seed(db, "tags", name=name) for name in ("open", "staff", "draft", "mine")}
+    post = await seed_post(db, "Tagged", user_id=ann["id"], tag_ids=[*tags.values(), "0" * 24])
+    rules("tags", scope=lambda user: {"name": {"ne": "staff"}},
+          show=lambda user, record: record.name != "draft" and (record.name != "mine" or user is not None))
+    counted = {}
+    for who, token in (("guest", None), ("ann", ann["token"])):
+        response = await api.get(f"{PREFIX}/posts/{post}/getters/post-stats", token=token)
+        assert response.status == 200, response.body
+        counted[who] = response.json["data"]["tags"]
+    assert counted == {"guest": 1, "ann": 2}
+    related = await api.get(f"{PREFIX}/posts/{post}?related=tags", token=ann["token"])
+    assert len(related.json["data"]["relationships"]["tags"]) == counted["ann"]  # what the relation shows
 
 
 async def test_post_stats_on_the_collection_counts_what_the_caller_may_see(api, ann, bob, registry):

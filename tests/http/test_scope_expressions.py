@@ -47,6 +47,23 @@ async def test_operator_scope_lists_and_counts_only_what_it_admits(api, rules, p
     assert await listed(api, None, "sort=title&search=low") == ([], 0)
 
 
+@pytest.mark.parametrize("scope", [
+    lambda user: {"id": user.id} if user is not None else False,
+    lambda user: {"id": {"in": [user.id]}} if user is not None else False,
+    lambda user: any_of({"id": user.id}, {"name": "Nobody"}) if user is not None else False,
+], ids=["id", "id-list", "id-or"])
+async def test_a_scope_on_the_id_lists_and_counts_on_every_server(api, rules, ann, bob, scope):
+    """Only one's own user record: the index's count holds the id too (it was a 500 on the embedded server)."""
+    rules("users", scope=scope)
+    for user in (ann, bob):
+        response = await api.get("/api/restify/users", token=user["token"])
+        assert response.status == 200, response.body
+        assert [row["id"] for row in response.json["data"]] == [user["id"]]
+        assert response.json["meta"]["total"] == 1
+        paged = await api.get("/api/restify/users?cursor=&search=o", token=user["token"])
+        assert paged.status == 200 and paged.json["meta"]["total"] == (1 if user is bob else 0)
+
+
 async def test_a_plain_dict_with_operator_values_is_a_scope_too(api, rules, posts, ann):
     rules("posts", scope=lambda user: {"views": {"between": [9, 12]}, "title": {"nin": ["Bob ten"]}})
     assert await listed(api, ann["token"]) == (["Ann high", "Bob low"], 2)

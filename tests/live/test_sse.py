@@ -246,3 +246,45 @@ async def test_a_token_that_expires_ends_the_stream(short_tokens, feeds, ann):
     assert feed.response.status_code == 200
     event = await feed.next()
     assert (event.event, data(event)["code"]) == ("error", "UNAUTHENTICATED")
+
+
+# -- HEAD ----------------------------------------------------------------------------------------------
+HEAD_WAIT = 3.0  # a HEAD that held the stream open would wait for the heartbeat (30 s here)
+
+
+async def head(client, path: str, token: str | None = None):
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return await client.head(path, headers=headers, timeout=HEAD_WAIT)
+
+
+@pytest.mark.parametrize("config", [{"max_per_user": 2}], indirect=True)
+async def test_head_answers_at_once_with_the_status_and_headers_of_get_and_holds_no_stream(api, client, feeds, ann):
+    for _ in range(3):  # more than the limit: none of them is counted as a subscription
+        response = await head(client, f"{PREFIX}/posts/events?published=true", ann["token"])
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "text/event-stream; charset=utf-8"
+        assert (response.headers["cache-control"], response.headers["x-accel-buffering"]) == ("no-cache", "no")
+        assert response.content == b"" and "etag" not in response.headers
+    feed = await feeds(f"{PREFIX}/posts/events", token=ann["token"])
+    assert feed.response.headers["content-type"] == response.headers["content-type"]
+    assert (await feeds(f"{PREFIX}/posts/events", token=ann["token"])).response.status_code == 200
+    # both slots taken by streams: HEAD answers what GET would, 429
+    assert (await head(client, f"{PREFIX}/posts/events", ann["token"])).status_code == 429
+
+
+async def test_head_refuses_what_get_refuses(client, ann):
+    for path, token, status in ((f"{PREFIX}/posts/events?published=maybe", ann["token"], 400),
+                                (f"{PREFIX}/nothing/events", ann["token"], 404),
+                                (f"{PREFIX}/posts/events?token={ann['token']}", None, 400),
+                                (f"{PREFIX}/posts/events", "0123456789abcdef01234567|wrong", 401)):
+        response = await head(client, path, token)
+        assert (response.status_code, response.content) == (status, b"")
+
+
+async def test_head_with_a_ticket_does_not_use_it_up(api, client, feeds, ann):
+    ticket = (await api.post(f"{PREFIX}/posts/events/ticket", token=ann["token"])).json["data"]["ticket"]
+    assert (await head(client, f"{PREFIX}/posts/events?ticket={ticket}")).status_code == 200
+    assert (await head(client, f"{PREFIX}/comments/events?ticket={ticket}")).status_code == 401
+    feed = await feeds(f"{PREFIX}/posts/events?ticket={ticket}")
+    assert feed.response.status_code == 200
+    assert (await head(client, f"{PREFIX}/posts/events?ticket={ticket}")).status_code == 401  # used by GET

@@ -227,6 +227,30 @@ async def test_any_of_on_ids_and_with_other_filters_combines_with_and(db, comman
     assert commands.commands == []
 
 
+@pytest.mark.parametrize("where, expected", [
+    (lambda ann, bob, cid: Filter(equals={"id": bob["id"]}), ["Bob"]),
+    (lambda ann, bob, cid: Filter(any_of=({"id": bob["id"]},)), ["Bob"]),
+    (lambda ann, bob, cid: Filter(any_of=({"id": {"in": [ann["id"], cid["id"], MISSING_ID]}},)), ["Ann", "Cid"]),
+    (lambda ann, bob, cid: Filter(any_of=({"id": {"nin": [ann["id"]]}},)), ["Bob", "Cid"]),
+    (lambda ann, bob, cid: Filter(any_of=({"id": {"ne": bob["id"]}},)), ["Ann", "Cid"]),
+    (lambda ann, bob, cid: Filter(any_of=({"id": {"gt": ann["id"]}},)), ["Bob", "Cid"]),
+    (lambda ann, bob, cid: Filter(any_of=({"id": ann["id"]}, {"group": "b"})), ["Ann", "Bob"]),
+    (lambda ann, bob, cid: Filter(equals={"group": "a"}, any_of=({"id": cid["id"]}, {"age": 41})), ["Cid"]),
+    (lambda ann, bob, cid: Filter(search_fields=("name",), search_text="i", any_of=({"id": cid["id"]},)), ["Cid"]),
+    (lambda ann, bob, cid: Filter(conditions=(("age", "gte", 30),), within=("id", (ann["id"], bob["id"]))),
+     ["Ann", "Bob"]),
+], ids=["equals", "rule", "rule-in", "rule-nin", "rule-ne", "rule-gt", "rule-or", "rule-and-equals", "rule-search",
+        "within"])
+async def test_ids_in_a_filter_or_a_read_rule_are_counted_as_they_are_found(db, where, expected):
+    """A policy scope on `id` ({"id": user.id}, an id list) reaches every count of an index; the
+    embedded server's aggregate cannot take an ObjectId, so a count there sends the ids as their text."""
+    people = db.collection("people")
+    ann, bob, cid = await seed(people)
+    chosen = where(ann, bob, cid)
+    assert await names(people, chosen) == expected
+    assert await people.count(chosen) == len(expected)
+
+
 def test_any_of_refuses_unknown_operations_and_list_values():
     with pytest.raises(ValueError, match=r"^unknown filter operation '\$ne'$"):
         Filter(any_of=({"group": "a"}, {"name": {"$ne": None}})).to_mongo()
