@@ -49,8 +49,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
              "pre_images": False},
     # Actions (service/core/actions.py): the most records one run may select ("all" or a list of ids).
     "actions": {"max_records": 10_000},
-    # Bulk store/update/delete: the most records one request may write (more: a 422).
-    "bulk": {"max_items": 100},
+    # Bulk store/update/delete: the most records one request may write (more: a 422), and the age after
+    # which an unfinished one (its process died mid-write) is taken back; see the README's "Bulk writes".
+    "bulk": {"max_items": 100, "recover_after_seconds": 60},
     # MCP at /mcp: the Host/Origin headers accepted (DNS-rebinding protection); "host:*" allows any
     # port, and "*" in allowed_hosts turns the check off (for a proxy that checks hosts itself).
     "mcp": {"allowed_hosts": ["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"],

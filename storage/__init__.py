@@ -7,8 +7,8 @@ Exceptions raised here:
     StorageError -> DuplicateKey | Stale | Unavailable | Unstorable | ChangesUnsupported | HistoryLost | IndexRefused
 """
 from storage.changes import Change, ChangesUnsupported, HistoryLost, Watcher
-from storage.client import Database, connect, database_name
-from storage.collection import VERSION, Collection, Versions, version_of
+from storage.client import Database, connect, database_name, has_transactions
+from storage.collection import BULK_MARK, VERSION, Collection, Versions, version_of
 from storage.counters import Counters, Hit
 from storage.embedded import EmbeddedServer
 from storage.errors import DuplicateKey, Stale, StorageError, Unavailable, Unstorable
@@ -16,8 +16,11 @@ from storage.files import Disk, GridFSDisk, LocalDisk, StoredFile, safe_path
 from storage.filters import Filter
 from storage.ids import canonical_id, is_valid_id, new_id
 from storage.indexes import ExistingIndex, IndexRefused, IndexSupport
+from storage.journal import JOURNAL, Entry, Journal, Step
 
 __all__ = [
+    "BULK_MARK",
+    "JOURNAL",
     "VERSION",
     "Versions",
     "Change",
@@ -29,22 +32,26 @@ __all__ = [
     "EmbeddedServer",
     "ExistingIndex",
     "Disk",
+    "Entry",
     "Filter",
     "GridFSDisk",
     "Hit",
     "HistoryLost",
     "IndexRefused",
     "IndexSupport",
+    "Journal",
     "LocalDisk",
     "StorageError",
     "StoredFile",
     "Stale",
+    "Step",
     "Unavailable",
     "Unstorable",
     "Watcher",
     "canonical_id",
     "connect",
     "database_name",
+    "has_transactions",
     "is_valid_id",
     "new_id",
     "safe_path",

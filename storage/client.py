@@ -4,20 +4,30 @@ Every operation is bounded by pymongo's client-side operation timeout (`timeoutM
 server selection, connection checkout and socket reads together, so a stopped server
 (alive but silent) fails the call in time instead of leaving it waiting on a read.
 """
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from motor.motor_asyncio import AsyncIOMotorClient
 from pymongo.uri_parser import parse_uri
 
 from storage.changes import Change, Watcher, catch_up
-from storage.collection import Collection
+from storage.collection import _SESSION, Collection
 from storage.counters import Counters
 from storage.files import GridFSDisk
 from storage.guard import unavailable_as_error
 from storage.indexes import IndexSupport, index_support
+from storage.journal import Journal
 
 DEFAULT_DATABASE = "restify"
 DEFAULT_TIMEOUT_MS = 2000
+T = TypeVar("T")
+
+
+def has_transactions(hello: dict[str, Any]) -> bool:
+    """Whether the server that answered `hello` runs multi-document transactions: a replica set
+    member (it names its set) or a mongos (`msg: "isdbgrid"`). A standalone mongod and the
+    embedded server do not."""
+    return bool(hello.get("setName")) or hello.get("msg") == "isdbgrid"
 
 
 def database_name(uri: str, fallback: str | None = None) -> str:
@@ -41,6 +51,7 @@ class Database:
         self._db = self._client[self.name]
         self._collections: dict[str, Collection] = {}
         self._watchers: dict[str, Watcher] = {}
+        self._transactions: bool | None = None
 
     def collection(self, name: str) -> Collection:
         if name not in self._collections:
@@ -59,6 +70,33 @@ class Database:
     async def changes_since(self, name: str, token: str, limit: int = 1000, pre_images: bool = False) -> list[Change]:
         """The changes to `name` after `token`, up to now (HistoryLost for a token it cannot resume)."""
         return await catch_up(self._db[name], token, limit, pre_images)
+
+    def journal(self) -> Journal:
+        """The bulk journal (storage/journal.py): how bulk writes are made whole without transactions."""
+        return Journal(self._db, self.collection)
+
+    @unavailable_as_error
+    async def transactions(self) -> bool:
+        """Whether the server runs transactions (`has_transactions`), asked once."""
+        if self._transactions is None:
+            self._transactions = has_transactions(await self._db.command("hello"))
+        return self._transactions
+
+    @unavailable_as_error
+    async def in_transaction(self, work: Callable[[], Awaitable[T]]) -> T:
+        """Runs `work` in one transaction, on a server that has them: every write a `Collection` of this
+        database makes in `work` (in this task) joins it; committed when `work` returns, aborted when
+        it raises. The driver runs `work` again after a transient conflict (another transaction wrote
+        the same record), so `work` must be safe to repeat from its start."""
+        async with await self._client.start_session() as session:
+            async def joined(_: Any) -> T:
+                token = _SESSION.set(session)
+                try:
+                    return await work()
+                finally:
+                    _SESSION.reset(token)
+
+            return await session.with_transaction(joined)
 
     def gridfs(self, bucket: str = "files") -> "GridFSDisk":
         return GridFSDisk(self._db, bucket)

@@ -1,6 +1,7 @@
 """One MongoDB collection, seen through the few operations the framework needs."""
 import collections.abc as abc
 import re
+from contextvars import ContextVar
 from dataclasses import replace
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -21,6 +22,18 @@ FIRST_BATCH = 10_000
 # Every swap adds one to a document's version; a document that never had one is version 0.
 VERSION = "_version"
 Versions = abc.Collection[int] | None  # the versions a write accepts (None: any)
+# On a record a journaled bulk update wrote: the journal entry's id, so that taking the update back
+# touches only what that bulk wrote (storage/journal.py).
+BULK_MARK = "_bulk"
+# The session of the transaction the current task runs in (`Database.in_transaction`): the writes
+# below join it.
+_SESSION: ContextVar[Any] = ContextVar("restify_session", default=None)
+
+
+def _joined() -> dict[str, Any]:
+    """The `session` argument of a write made inside a transaction; none outside one."""
+    session = _SESSION.get()
+    return {} if session is None else {"session": session}
 
 
 def version_of(document: Mapping[str, Any]) -> int:
@@ -59,6 +72,15 @@ def _duplicate_field(error: DuplicateKeyError, collection: str) -> str | None:
     if sqlite and sqlite.group(1).startswith(prefix):
         return sqlite.group(1)[len(prefix):] or None
     return None
+
+
+def _stored(document: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
+    """A plain document as stored (`id` back to `_id`), and its ObjectId (None: not a valid id)."""
+    stored = dict(document)
+    oid = to_object_id(stored.pop("id", None) or "")
+    if oid is not None:
+        stored["_id"] = oid
+    return stored, oid
 
 
 class Collection:
@@ -157,7 +179,7 @@ class Collection:
         if chosen is not None:  # callers that needed the id early (file names) chose it
             stored["_id"] = chosen
         try:
-            result = await self._col.insert_one(stored)
+            result = await self._col.insert_one(stored, **_joined())
         except DuplicateKeyError as error:
             raise DuplicateKey(_duplicate_field(error, self.name)) from None
         stored["_id"] = result.inserted_id
@@ -193,13 +215,14 @@ class Collection:
         changes.pop(VERSION, None)
         where, update = _versioned(oid, versions), {"$set": changes, "$inc": {VERSION: 1}}
         try:
-            before = await self._col.find_one_and_update(where, update, return_document=ReturnDocument.BEFORE)
+            before = await self._col.find_one_and_update(where, update, return_document=ReturnDocument.BEFORE,
+                                                         **_joined())
             if before is None:
                 # Nothing was changed: the embedded server answers a unique-index refusal with None
                 # instead of an error, and update_one reports it (naming the field) if the conflict is
                 # still there. Only a write that raised nothing and matched nothing is stale or gone.
-                if (await self._col.update_one(where, update)).matched_count:
-                    after = to_plain(await self._col.find_one({"_id": oid}))
+                if (await self._col.update_one(where, update, **_joined())).matched_count:
+                    after = to_plain(await self._col.find_one({"_id": oid}, **_joined()))
                     return (dict(after), after) if after else None
                 return await self._absent(oid, versions)
         except DuplicateKeyError as error:
@@ -240,7 +263,7 @@ class Collection:
 
     async def _absent(self, oid: Any, versions: Versions) -> None:
         """After a versioned write matched nothing: Stale if the document is there, None if gone."""
-        if versions is not None and await self._col.find_one({"_id": oid}, {"_id": 1}) is not None:
+        if versions is not None and await self._col.find_one({"_id": oid}, {"_id": 1}, **_joined()) is not None:
             raise Stale()
         return None
 
@@ -260,31 +283,43 @@ class Collection:
         oid = to_object_id(id)
         if oid is None:
             return None
-        removed = await self._col.find_one_and_delete(_versioned(oid, versions))
+        removed = await self._col.find_one_and_delete(_versioned(oid, versions), **_joined())
         if removed is None:
             return await self._absent(oid, versions)
         return to_plain(removed)
 
     @unavailable_as_error
-    async def restore(self, document: Mapping[str, Any], written_version: int) -> bool:
-        """Puts `document` back exactly as it was (its values and version), replacing the whole
-        document so values come back with their types (a `$set` of a bool stores 1/0 on the embedded
-        server), and re-creating it if it is gone. An existing document is replaced only while it is
-        still at `written_version` (the version the write being undone left): a later writer's change
-        stays. True if the document is as given now."""
-        stored = dict(document)
-        oid = to_object_id(stored.pop("id", None) or "")
+    async def put_back(self, document: Mapping[str, Any], version: int, mark: str | None = None) -> bool:
+        """Replaces the document with `document` (its values and version: the whole document, so values
+        come back with their types; a `$set` of a bool stores 1/0 on the embedded server), only while
+        it is at `version` and, with `mark`, carries it under BULK_MARK: the state a write being taken
+        back left. A later writer's change stays, and a document deleted since stays deleted. True if
+        it was put back (DuplicateKey: a unique value of `document` is taken by another record now)."""
+        stored, oid = _stored(document)
         if oid is None:
             return False
-        stored["_id"] = oid
-        if await self._col.find_one({"_id": oid}, {"_id": 1}) is None:
-            try:
-                await self._col.insert_one(stored)
-            except DuplicateKeyError:
-                return False
-            return True
-        result = await self._col.replace_one({"_id": oid, VERSION: written_version}, stored)
+        where = {"_id": oid, VERSION: version, **({BULK_MARK: mark} if mark is not None else {})}
+        try:
+            result = await self._col.replace_one(where, stored)
+        except DuplicateKeyError as error:
+            raise DuplicateKey(_duplicate_field(error, self.name)) from None
         return result.matched_count == 1
+
+    @unavailable_as_error
+    async def recreate(self, document: Mapping[str, Any]) -> bool:
+        """Inserts `document` with its id, values and version, only if no document has its id: what
+        taking back a delete means. False when one has (DuplicateKey: a unique value of `document`
+        is taken by another record now)."""
+        stored, oid = _stored(document)
+        if oid is None:
+            return False
+        try:
+            await self._col.insert_one(stored)
+        except DuplicateKeyError as error:
+            if await self._col.find_one({"_id": oid}, {"_id": 1}) is not None:
+                return False
+            raise DuplicateKey(_duplicate_field(error, self.name)) from None
+        return True
 
     @unavailable_as_error
     async def delete_where(self, where: Filter) -> int:

@@ -6,6 +6,10 @@ nothing. Each child binds its *own* SO_REUSEPORT socket after the fork so the
 kernel spreads new connections over the children; a socket shared from before
 the fork (tornado's fork_processes) let keep-alive clients pile onto one child.
 Each child builds its own Motor client: a client must never cross a fork.
+
+Before it listens (before forking), `serve` cleans up what a crash left: stale temporary files
+(service/console/prune.py) and unfinished bulk writes (service/console/recovery.py); every
+process then takes back unfinished bulk writes once a minute.
 """
 import asyncio
 import gc
@@ -27,6 +31,7 @@ from tornado.netutil import bind_sockets
 from service.config import Settings
 from service.console import logs
 from service.console.prune import remove_stale_temporary_files
+from service.console.recovery import recover_at_start, recover_periodically
 from service.console.runtime import build, database_uri, load_registry
 from service.console.watching import follow_schema, run_worker
 from service.graphql.service import GraphQLService
@@ -64,7 +69,8 @@ async def _run_server(settings: Settings, uri: str, listen: Callable[[HTTPServer
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    live = [asyncio.create_task(follow_schema(app, graphql, stop))]
+    live = [asyncio.create_task(follow_schema(app, graphql, stop)),
+            asyncio.create_task(recover_periodically(app, stop))]
     if watch:
         live.append(asyncio.create_task(run_worker(settings, stop)))
     on_ready(list(app.registry.resources))
@@ -257,6 +263,7 @@ def serve(settings: Settings, port: int | None, host: str | None, processes: int
     processes = processes or os.cpu_count() or 1
     with database_uri(settings) as uri:
         remove_stale_temporary_files(settings, uri)
+        recover_at_start(settings, uri)
         if processes == 1:
             return _serve_one(settings, uri, port, host, watch)
         if watch:

@@ -1,29 +1,35 @@
-"""Bulk writes: many records of one repository in one request, all or nothing (DESIGN §13 "Bulk").
+"""Bulk writes: many records of one repository in one request, all or nothing.
 
 Each record takes the one write path (`writes`), but each step is taken for every record before the
 next step begins:
 
     shape -> the records, as the user may see them -> policies -> validate -> before-hooks
-    -> write every record (undone if one fails) -> after-hooks -> answer
+    -> write every record, whole -> after-hooks -> answer
 
 so a refusal, an invalid item or a before-hook's objection writes nothing, and after-hooks run only
 once everything is written. Errors of item `i` are keyed `"<i>.<field>"`; an id the user cannot
 see is invalid under `"<i>.id"`, like one that does not exist.
 
-Undo instead of a transaction: the embedded server's transactions are not isolated (aborting one
-rolls back other clients' writes made meanwhile), so a failed write (a unique index refusing item 3,
-a record changed since it was read, a database error) is undone record by record: created records
-are deleted, changed and deleted ones put back exactly as they were, unless another writer changed
-them since. Readers may see the records of a bulk write that is then undone.
+Whole: on a server with transactions (a replica set, mongos) the writes run in one transaction, so a
+failure aborts them all. Elsewhere (the embedded server, whose transactions are not isolated, and a
+standalone mongod, which has none) a journal entry (storage/journal.py) says what the bulk write
+will do before its first write and is removed after its last: a failed write takes back what the
+others wrote, and what a crash leaves is taken back by `recover` (at `restify serve`'s start and once
+a minute, for entries older than `bulk.recover_after_seconds`). Taking back never undoes another
+writer's later work, and never brings back a record another writer deleted. Updates and deletes
+happen only at the version each record was read at (a record changed since: 412), so the journal's
+copy of each is exactly what the write replaces. Readers may see the records of a bulk write that
+is then taken back.
 """
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import BadRequest, NotFound, ValidationFailed
+from service.core.errors import BadRequest, NotFound, ServiceUnavailable, ValidationFailed
 from service.core.operations import deny, enter, find_many
 from service.core.presenting import serialize
 from service.core.registry import Resource
@@ -32,10 +38,11 @@ from service.core.writes import (
     Prepared, Saved, Write, after_remove, before, before_remove, delete_record, expected_versions, finish, persist,
     prepare,
 )
-from storage import Versions, canonical_id, version_of
+from storage import BULK_MARK, Entry, Journal, Step, Unavailable, Versions, canonical_id, version_of
 
 log = logging.getLogger("restify.bulk")
 ID, VERSION = "id", "version"  # what a bulk update item says besides its fields, and a bulk delete item
+TOO_SLOW = "The bulk write took too long and was taken back."
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -140,24 +147,84 @@ async def _each(items: Sequence[T], step: Callable[[T], Awaitable[R]]) -> list[R
     return results
 
 
-async def _all_or_nothing(items: Sequence[T], step: Callable[[T], Awaitable[R]],
-                          undo: Callable[[R], Awaitable[Any]]) -> list[R]:
-    """`step` for each item in order; when one fails, what the others did is undone (last first)
-    and the failure is answered (a 422 keyed by the failing item)."""
+def recover_after(app: Restify) -> float:
+    """Seconds after which an unfinished bulk write's journal entry is taken back: longer than any
+    bulk write may take (one still writing at half of it stops and takes itself back)."""
+    return float(app.settings.get("bulk", "recover_after_seconds"))
+
+
+def _pinned(target: Target, document: dict[str, Any]) -> Versions:
+    """The version `document` was read at, when the item accepts it (else the item's, which the
+    write path then refuses with a 412): the write happens only at that version."""
+    read = version_of(document)
+    return frozenset((read,)) if target.versions is None or read in target.versions else target.versions
+
+
+def _gone() -> ValidationFailed:
+    """A record deleted by someone else since it was read."""
+    return _invalid({ID: [MESSAGES["exists"].format(attribute="id")]})
+
+
+async def _in_order(items: Sequence[T], write: Callable[[T], Awaitable[R]]) -> list[R]:
+    """`write` for each item in order; a 422 is keyed by the failing item."""
     done: list[R] = []
     for index, item in enumerate(items):
         try:
-            done.append(await step(item))
-        except BaseException as failure:
-            for result in reversed(done):
-                try:
-                    await undo(result)
-                except Exception:  # the others are still undone; this one is reported
-                    log.exception("could not undo a bulk write: %r", result)
-            if isinstance(failure, ValidationFailed):
-                raise _invalid(_keyed(index, failure.errors)) from None
-            raise
+            done.append(await write(item))
+        except ValidationFailed as failure:
+            raise _invalid(_keyed(index, failure.errors)) from None
     return done
+
+
+async def _whole(app: Restify, resource: Resource, action: str, steps: Sequence[Step], items: Sequence[T],
+                 write: Callable[[T, str | None], Awaitable[R]]) -> list[R]:
+    """`write` for each item (`steps[i]` says how item i's record comes back), all or none: in one
+    transaction where the server has them, else under a journal entry, taken back when a write
+    fails. `write` gets the entry's id (None in a transaction)."""
+    db = app.db
+    if await db.transactions():
+        return await db.in_transaction(lambda: _in_order(items, lambda item: write(item, None)))
+    journal = db.journal()
+    entry = await journal.begin(resource.collection, action, steps)
+    deadline = time.monotonic() + recover_after(app) / 2
+    attempted = 0
+
+    async def journaled(item: T) -> R:
+        nonlocal attempted
+        if time.monotonic() > deadline:  # recovery may take this entry soon: no more writes
+            raise ServiceUnavailable(TOO_SLOW)
+        attempted += 1
+        return await write(item, entry.id)
+
+    try:
+        done = await _in_order(items, journaled)
+        ended = await journal.end(entry)
+    except BaseException as failure:
+        await _take_back(journal, entry, entry.steps[:attempted], failure)
+        raise
+    if not ended:  # recovery claimed the entry: whatever it took back, this takes back the rest
+        await _take_back(journal, entry, entry.steps)
+        raise ServiceUnavailable(TOO_SLOW)
+    return done
+
+
+async def _take_back(journal: Journal, entry: Entry, steps: Sequence[Step], failure: BaseException | None = None
+                     ) -> None:
+    """Takes back the steps a failed bulk write took, then removes its entry, unless the database
+    failed (on the way back, or on the write itself: a write that timed out may still land), or the
+    request was cancelled mid-write: then the entry stays, and recovery finishes the job."""
+    refused = failure is None or (isinstance(failure, Exception) and not isinstance(failure, Unavailable))
+    try:
+        if await journal.undo(entry, steps) and refused:
+            await journal.discard(entry)
+    except Exception:
+        log.exception("bulk write %s: not taken back; its journal entry is left for recovery", entry.id)
+
+
+async def recover(app: Restify, older_than: float | None = None) -> int:
+    """Takes back the bulk writes whose journal entries are older than `older_than` seconds (default
+    `bulk.recover_after_seconds`): their processes died mid-write. How many were taken back."""
+    return await app.db.journal().recover(recover_after(app) if older_than is None else older_than)
 
 
 async def store_bulk(app: Restify, name: str, items: Any, context: Context) -> dict[str, Any]:
@@ -171,8 +238,8 @@ async def store_bulk(app: Restify, name: str, items: Any, context: Context) -> d
     fields = resource.fields(context)
     prepared = await _each([Write(app, resource, fields, context, item) for item in objects], prepare)
     await _each(prepared, before)
-    collection = app.collection(resource)
-    saved = await _all_or_nothing(prepared, persist, lambda s: collection.delete(s.document[ID]))
+    steps = [Step(p.record_id, version=1) for p in prepared]  # a new record is at version 1
+    saved = await _whole(app, resource, "store", steps, prepared, lambda p, _: persist(p))
     return {"data": [(await finish(p, s.document)).data for p, s in zip(prepared, saved)]}
 
 
@@ -189,16 +256,22 @@ async def update_bulk(app: Restify, name: str, items: Any, context: Context) -> 
     await app.ready()
     fields = resource.fields(context)
     plans = [Write(app, resource, fields, context, {k: v for k, v in item.items() if k not in (ID, VERSION)},
-                   action="patch", existing=document, versions=target.versions)
+                   action="patch", existing=document, versions=_pinned(target, document))
              for item, target, document in zip(objects, targets, documents)]
     prepared: list[Prepared] = await _each(plans, prepare)
     await _each(prepared, before)
-    collection = app.collection(resource)
+    # Each record as read is what its write replaces (the write happens only at that version).
+    steps = [Step(p.record_id, before=p.plan.existing, version=version_of(p.plan.existing) + 1) for p in prepared]
 
-    async def undo(saved: Saved) -> None:
-        await collection.restore(saved.replaced, version_of(saved.document))
+    async def update(prepared: Prepared, entry: str | None) -> Saved:
+        if entry is not None:  # marks the record as this bulk write's, for taking it back
+            prepared.values[BULK_MARK] = entry
+        try:
+            return await persist(prepared)
+        except NotFound:  # deleted by someone else since it was read
+            raise _gone() from None
 
-    saved = await _all_or_nothing(prepared, persist, undo)
+    saved = await _whole(app, resource, "update", steps, prepared, update)
     return {"data": [(await finish(p, s.document)).data for p, s in zip(prepared, saved)]}
 
 
@@ -230,16 +303,15 @@ async def delete_bulk(app: Restify, name: str, items: Any, context: Context) -> 
     app = app.pinned()
     context.action = "delete"
     resource, targets, documents = await _deletable(app, name, items, context)
-    await _each(list(zip(targets, documents)), lambda pair: before_remove(resource, context, pair[1], pair[0].versions))
-    collection = app.collection(resource)
+    pairs = list(zip(targets, documents))
+    await _each(pairs, lambda pair: before_remove(resource, context, pair[1], pair[0].versions))
 
-    async def delete(pair: tuple[Target, dict[str, Any]]) -> dict[str, Any]:
+    async def delete(pair: tuple[Target, dict[str, Any]], _: str | None) -> dict[str, Any]:
         try:
-            return await delete_record(app, resource, pair[1], pair[0].versions)
+            return await delete_record(app, resource, pair[1], _pinned(*pair))
         except NotFound:  # deleted by someone else since it was read
-            raise _invalid({ID: [MESSAGES["exists"].format(attribute="id")]}) from None
+            raise _gone() from None
 
-    removed = await _all_or_nothing(list(zip(targets, documents)), delete,
-                                    lambda document: collection.restore(document, version_of(document)))
+    removed = await _whole(app, resource, "delete", [Step(d["id"], before=d) for d in documents], pairs, delete)
     for document in removed:
         await after_remove(app, resource, context, document)

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from storage import VERSION, DuplicateKey, Filter, Stale, Unstorable, is_valid_id
+from storage import BULK_MARK, VERSION, DuplicateKey, Filter, Stale, Unstorable, is_valid_id
 
 EMBEDDED = not os.environ.get("MONGODB_URI")
 MISSING_ID = "0123456789abcdef01234567"  # well-formed, never stored
@@ -485,32 +485,60 @@ async def test_parallel_adds_to_one_array_lose_nothing(db):
     assert (sorted(found["tag_ids"]), found[VERSION]) == (values, 20)
 
 
-# -- restore: how a bulk write that failed halfway takes back what it wrote --------
+# -- put_back and recreate: how a bulk write is taken back (storage/journal.py) ----------
 
-async def test_restore_puts_back_the_document_as_it_was_before_a_swap_types_and_version_included(db):
+async def test_put_back_restores_the_document_as_it_was_before_a_swap_types_and_version_included(db):
     posts = db.collection("posts")
     stored = await posts.insert({"title": "A", "published": True, "tags": ["x"], VERSION: 3})
-    before, after = await posts.swap(stored["id"], {"title": "B", "published": False, "tags": []})
-    assert await posts.restore(before, after[VERSION]) is True
+    before, after = await posts.swap(stored["id"], {"title": "B", "published": False, "tags": [], BULK_MARK: "j"})
+    assert await posts.put_back(before, after[VERSION], "j") is True
     restored = await posts.find_by_id(stored["id"])
     assert restored == stored and restored["published"] is True
 
 
-async def test_restore_leaves_a_later_writers_change_alone(db):
+async def test_put_back_leaves_a_later_writers_change_alone(db):
     posts = db.collection("posts")
     stored = await posts.insert({"title": "A"})
     before, after = await posts.swap(stored["id"], {"title": "B"})
     await posts.swap(stored["id"], {"title": "C"})  # someone else wrote after the write to undo
-    assert await posts.restore(before, after[VERSION]) is False
+    assert await posts.put_back(before, after[VERSION]) is False
     assert (await posts.find_by_id(stored["id"]))["title"] == "C"
 
 
-async def test_restore_recreates_a_removed_document_with_its_id_and_version(db):
+async def test_put_back_needs_the_mark_when_given(db):
+    posts = db.collection("posts")
+    stored = await posts.insert({"title": "A", VERSION: 1})
+    before, after = await posts.swap(stored["id"], {"title": "B"})  # the same version, written by another
+    assert await posts.put_back(before, after[VERSION], "j") is False
+    assert (await posts.find_by_id(stored["id"]))["title"] == "B"
+
+
+async def test_put_back_never_brings_back_a_deleted_document(db):
+    posts = db.collection("posts")
+    stored = await posts.insert({"title": "A"})
+    before, after = await posts.swap(stored["id"], {"title": "B"})
+    await posts.delete(stored["id"])
+    assert await posts.put_back(before, after[VERSION]) is False
+    assert await posts.find_by_id(stored["id"]) is None
+
+
+async def test_recreate_brings_back_a_removed_document_with_its_id_and_version(db):
     posts = db.collection("posts")
     stored = await posts.insert({"title": "A", "views": 2, VERSION: 5})
     removed = await posts.remove(stored["id"])
-    assert await posts.restore(removed, 6) is True
+    assert await posts.recreate(removed) is True
     assert await posts.find_by_id(stored["id"]) == stored
+    assert await posts.recreate(removed) is False  # there already: left as it is
+
+
+async def test_recreate_of_a_document_whose_unique_value_is_taken_is_a_duplicate(db):
+    users = db.collection("users")
+    await users.ensure_unique("email")
+    ann = await users.remove((await users.insert({"email": "ann@example.com"}))["id"])
+    await users.insert({"email": "ann@example.com"})
+    with pytest.raises(DuplicateKey):
+        await users.recreate(ann)
+    assert await users.count(Filter()) == 1
 
 
 # -- unique indexes ---------------------------------------------------------------
