@@ -35,11 +35,12 @@ class IndexSupport:
     reports_direction: bool  # list_indexes keeps each key's direction
     keeps_names: bool        # list_indexes answers the name the index was created with
     id_ranges_indexed: bool = True  # a range on _id ($gt...) is read from the _id index
+    or_indexed: bool = True  # a $or is read from indexes (not evaluated over every document)
 
 
 MONGODB = IndexSupport("MongoDB", id_in_compound=True, reports_direction=True, keeps_names=True)
 EMBEDDED = IndexSupport("nx-27017 (embedded)", id_in_compound=False, reports_direction=False, keeps_names=False,
-                        id_ranges_indexed=False)
+                        id_ranges_indexed=False, or_indexed=False)
 
 
 def _to_mongo(keys: Keys) -> list[tuple[str, int]]:
