@@ -15,6 +15,7 @@ from storage.guard import unavailable_as_error
 from storage.id_pages import IdBound, all_beyond, bounded, id_bound, without_position
 from storage.ids import ids_as_text, to_object_id, to_plain
 from storage.keyset_reads import keyset_reads
+from storage.search_parts import OutOfOrder, merged, search_parts
 from storage.indexes import ExistingIndex, IndexSupport, Keys, create_index, drop_index, index_support, list_indexes
 
 Sort = list[tuple[str, int]]
@@ -91,6 +92,13 @@ class Collection:
 
     @unavailable_as_error
     async def find(self, where: Filter, sort: Sort | None = None, skip: int = 0, limit: int = 0) -> list[dict]:
+        parts = await self._search_parts(where)
+        if parts is not None:
+            # A search through related ids on the embedded server: plain parts, merged (storage/search_parts.py).
+            try:
+                return await merged(self._read_part, parts, sort, skip, limit)
+            except OutOfOrder:
+                pass
         if where.after is not None and not skip and list(where.after[0]) == list(sort or ()) \
                 and not (await self._server()).id_ranges_indexed:
             # A keyset page on the embedded server: through the _id index, in plain parts (no $or).
@@ -136,6 +144,14 @@ class Collection:
                 break
         return found
 
+    async def _search_parts(self, where: Filter) -> list[Filter] | None:
+        if not (where.search_text and where.search_within) or (await self._server()).or_indexed:
+            return None
+        return search_parts(where)
+
+    async def _read_part(self, part: Filter, sort: Sort, limit: int) -> list[dict]:
+        return await self.find(part, sort=sort, limit=limit)
+
     async def _server(self) -> IndexSupport:
         if self._support is None:
             self._support = await index_support(self._col.database)
@@ -143,6 +159,9 @@ class Collection:
 
     @unavailable_as_error
     async def count(self, where: Filter) -> int:
+        parts = await self._search_parts(where)
+        if parts is not None:  # disjoint, so the counts add up (storage/search_parts.py)
+            return sum([await self.count(part) for part in parts])
         query = where.to_mongo()
         if query is None:
             return 0

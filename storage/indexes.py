@@ -38,11 +38,12 @@ class IndexSupport:
     # An aggregate's $match (a count) takes an ObjectId. The embedded server's cannot bind one (the
     # command fails), and matches `_id` by its hex text instead, as its find matches ObjectIds.
     aggregate_binds_ids: bool = True
+    or_indexed: bool = True  # a $or is read from indexes (not evaluated over every document)
 
 
 MONGODB = IndexSupport("MongoDB", id_in_compound=True, reports_direction=True, keeps_names=True)
 EMBEDDED = IndexSupport("nx-27017 (embedded)", id_in_compound=False, reports_direction=False, keeps_names=False,
-                        id_ranges_indexed=False, aggregate_binds_ids=False)
+                        id_ranges_indexed=False, aggregate_binds_ids=False, or_indexed=False)
 
 
 def _to_mongo(keys: Keys) -> list[tuple[str, int]]:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from service.core import operations
+from service.core import admission, operations
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import BadRequest, ValidationFailed
@@ -26,12 +26,12 @@ from service.core.extensions import Extension, RunContext, caller, chosen, enter
 from service.core.fields import Field
 from service.core.filter_objects import FILTER, apply_filter
 from service.core.models import Model
-from service.core.query import parse_index
+from service.core.query import IndexQuery, max_in_values, parse_index
 from service.core.registry import Resource
 from service.core.schemas import write_body
 from service.core.validation import validate
 from service.core.writes import check_version
-from storage import Filter, Versions, canonical_id, version_of
+from storage import Versions, canonical_id, version_of
 
 ALL = "all"
 SELECTION = "repositories"  # the payload key naming the records: a list of ids, or "all"
@@ -175,8 +175,11 @@ async def _selected(app: Restify, resource: Resource, selection: Any, context: C
     for "all" every record the user's scope and the request's index filters select."""
     limit = app.settings.cap("actions", "max_records")
     if selection == ALL:
-        where = await _index_filter(app, resource, context)
-        documents = await app.collection(resource).find(where, sort=[("id", 1)], limit=limit + 1 if limit else 0)
+        fields = resource.fields(context)
+        query = _index_query(app, resource, fields, context)
+        async with admission.taking_turns(app, resource, fields, query, context):  # a search, a long in list
+            where = await operations.index_filter(app, resource, fields, query, context)
+            documents = await app.collection(resource).find(where, sort=[("id", 1)], limit=limit + 1 if limit else 0)
         if limit is not None and len(documents) > limit:
             raise BadRequest(f"The action would run on more than {limit} records; narrow the filters.",
                              {SELECTION: [f"More than {limit} records are selected."]})
@@ -198,10 +201,9 @@ async def _selected(app: Restify, resource: Resource, selection: Any, context: C
     return [found[i] for i in ids]
 
 
-async def _index_filter(app: Restify, resource: Resource, context: Context) -> Filter:
-    """What the index would select with the request's parameters, minus pages and sorting."""
+def _index_query(app: Restify, resource: Resource, fields: list, context: Context) -> IndexQuery:
+    """What the index would select with the request's parameters (pages and sorting aside)."""
     params = {k: v for k, v in context.params.items() if k != "action"}
-    fields = resource.fields(context)
     query = parse_index(resource, fields, params, app.settings, context.extras.get("repeated") or {})
-    apply_filter(query, fields, context.extras.get(FILTER))  # a typed filter object (GraphQL, MCP)
-    return await operations.index_filter(app, resource, fields, query, context)
+    apply_filter(query, fields, context.extras.get(FILTER), max_in_values(app.settings))  # a typed filter object
+    return query

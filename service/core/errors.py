@@ -10,7 +10,8 @@
     ├── PayloadTooLarge     413
     ├── UriTooLong          414
     ├── ValidationFailed    422  field errors
-    ├── TooManyRequests     429
+    ├── TooManyRequests     429  (Retry-After)
+    │   └── Busy            429  an expensive query while its turns are taken (service/core/admission.py)
     ├── ServiceUnavailable  503  the database is unreachable
     └── DeclarationError         a broken repository declaration, raised at start-up
         └── NotAnApplication     the directory holds no application package
@@ -99,6 +100,12 @@ class TooManyRequests(RestifyError):
     def __init__(self, message: str | None = None, retry_after: int = 60) -> None:
         super().__init__(message or f"Too many attempts. Try again in {retry_after} seconds.")
         self.retry_after = retry_after
+
+
+class Busy(TooManyRequests):
+    """An expensive query refused before it starts: its owner has one running, or the process runs as
+    many as it takes at once. Every door answers it as a 429 (REST with Retry-After, GraphQL's
+    `TOO_MANY_REQUESTS`, an MCP error result); the message says why and when to try again."""
 
 
 class ServiceUnavailable(RestifyError):

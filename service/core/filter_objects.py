@@ -21,7 +21,7 @@ from service.core.context import Context
 from service.core.description import Description, describe
 from service.core.errors import BadRequest
 from service.core.fields import Field
-from service.core.query import IndexQuery, conditions_of, parse_index
+from service.core.query import IndexQuery, conditions_of, max_in_values, parse_index
 
 if TYPE_CHECKING:
     from service.core.registry import Resource
@@ -41,12 +41,13 @@ def object_operators(description: Description) -> list[str]:
 def index_query(resource: "Resource", fields: list[Field], context: Context, settings: Settings) -> IndexQuery:
     """The index query of a context: its parameters as REST reads them, and its filter object."""
     query = parse_index(resource, fields, context.params, settings, context.extras.get("repeated") or {})
-    apply_filter(query, fields, context.extras.get(FILTER))
+    apply_filter(query, fields, context.extras.get(FILTER), max_in_values(settings))
     return query
 
 
-def apply_filter(query: IndexQuery, fields: list[Field], given: Any) -> None:
-    """Adds the filter object `given` (None: no filter) to `query`; filters combine with AND."""
+def apply_filter(query: IndexQuery, fields: list[Field], given: Any, most: int | None = None) -> None:
+    """Adds the filter object `given` (None: no filter) to `query`; filters combine with AND.
+    `most`: the most values an `in` / `nin` list may hold."""
     if given is None:
         return
     if not isinstance(given, Mapping):
@@ -62,10 +63,10 @@ def apply_filter(query: IndexQuery, fields: list[Field], given: Any) -> None:
             _refuse(f"{FILTER}.{name}", f"The filter of {name!r} must be an object of operators, e.g. {{\"eq\": ...}}.")
         description = describe(field)
         for operator, value in operations.items():
-            _add(query, description, operator, value)
+            _add(query, description, operator, value, most)
 
 
-def _add(query: IndexQuery, description: Description, operator: str, value: Any) -> None:
+def _add(query: IndexQuery, description: Description, operator: str, value: Any, most: int | None) -> None:
     name = description.name
     label = f"{FILTER}.{name}.{operator}"
     allowed = object_operators(description)
@@ -96,7 +97,7 @@ def _add(query: IndexQuery, description: Description, operator: str, value: Any)
         items = [value]
     else:
         items = [value]
-    found = conditions_of(labelled, operation, items, labelled.coerce_value)
+    found = conditions_of(labelled, operation, items, labelled.coerce_value, most)
     query.conditions.extend((name, condition, bound) for _, condition, bound in found)
 
 

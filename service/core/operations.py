@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlencode
 
-from service.core import cursors, fieldsets, loading, through, uploads
+from service.core import admission, cursors, fieldsets, loading, through, uploads
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import Forbidden, NotFound, Unauthenticated
@@ -79,23 +79,24 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     app = app.pinned()
     context.action = "index"
     resource = enter(app, name, context)
-    await app.ready()
     fields = resource.fields(context)
     repeated = context.extras.get("repeated") or {}
-    query = index_query(resource, fields, context, app.settings)
+    query = index_query(resource, fields, context, app.settings)  # a malformed query reads nothing
     chosen = fieldsets.parse(app, resource, context)
-    where = await index_filter(app, resource, fields, query, context)
+    await app.ready()
     collection = app.collection(resource)
-    # A cursor is bound to what chooses and orders the records, and to the page size.
-    bound = cursors.binding(resource.name, query.sort, sorted(where.equals.items()), where.conditions, query.search,
-                            query.per_page)
-    if through.relation_key(query.sort):
-        page = await through.read_page(app, resource, context, where, query.sort, query.per_page, query.page,
-                                       query.cursor)
-    else:
-        page = await cursors.read_page(collection, where, query.sort, query.per_page, query.page, query.cursor,
-                                       cursors.key(app.settings), bound)
-    total = await collection.count(where) if query.counted else None
+    async with admission.taking_turns(app, resource, fields, query, context):  # expensive ones take turns
+        where = await index_filter(app, resource, fields, query, context)
+        # A cursor is bound to what chooses and orders the records, and to the page size.
+        bound = cursors.binding(resource.name, query.sort, sorted(where.equals.items()), where.conditions,
+                                query.search, query.per_page)
+        if through.relation_key(query.sort):
+            page = await through.read_page(app, resource, context, where, query.sort, query.per_page, query.page,
+                                           query.cursor)
+        else:
+            page = await cursors.read_page(collection, where, query.sort, query.per_page, query.page, query.cursor,
+                                           cursors.key(app.settings), bound)
+        total = await collection.count(where) if query.counted else None
     gate = app.registry.policies.gate(resource.model, context.user)
     rows = [(d, record) for d, record in ((d, resource.model(d)) for d in page.documents) if gate.shows(record)]
     documents = [d for d, _ in rows]

@@ -51,6 +51,11 @@ def _positive_int(params: Mapping[str, str], name: str, default: int) -> int:
     return number
 
 
+def max_in_values(settings: Settings) -> int | None:
+    """The most values one `in` / `nin` filter may list (`query.max_in_values`; 0 or null: no cap)."""
+    return settings.cap("query", "max_in_values")
+
+
 def max_related_depth(settings: Settings) -> int:
     return int(settings.get("query", "max_related_depth") or 3)
 
@@ -148,7 +153,7 @@ def parse_index(resource: "Resource", fields: list[Field], params: Mapping[str, 
         raise BadRequest(f"The search text may not be longer than {limit} characters.",
                          {"search": [f"The search may not be greater than {limit} characters."]})
     query.search = search.strip()
-    parse_filters(query, fields, params, repeated or {})
+    parse_filters(query, fields, params, repeated or {}, max_in_values(settings))
     query.sort = parse_sort(params.get("sort", ""), fields, relation_sorts(resource))
     count = params.get("count") or "exact"
     if count not in _COUNTS:
@@ -159,8 +164,9 @@ def parse_index(resource: "Resource", fields: list[Field], params: Mapping[str, 
 
 
 def parse_filters(query: IndexQuery, fields: list[Field], params: Mapping[str, str],
-                  repeated: Mapping[str, Sequence[str]]) -> None:
-    """`<field>=v` into `query.equals`; `<field>[op]=v` and `-<field>=v` into `query.conditions`."""
+                  repeated: Mapping[str, Sequence[str]], most: int | None = None) -> None:
+    """`<field>=v` into `query.equals`; `<field>[op]=v` and `-<field>=v` into `query.conditions`.
+    `most`: the most values an `in` / `nin` may list."""
     by_name = {f.name: f for f in fields}
     for name, raw in params.items():
         match = _FILTER_NAME.match(name)
@@ -183,14 +189,16 @@ def parse_filters(query: IndexQuery, fields: list[Field], params: Mapping[str, s
             query.equals[field_.name] = description.coerce(raw)
         else:
             values = repeated.get(name) or [raw]
-            query.conditions.extend(_conditions(description, operator, raw, values))
+            query.conditions.extend(_conditions(description, operator, raw, values, most))
 
 
-def _conditions(description: Description, operator: str, raw: str, values: Sequence[str]) -> list[tuple[str, str, Any]]:
+def _conditions(description: Description, operator: str, raw: str, values: Sequence[str],
+                most: int | None) -> list[tuple[str, str, Any]]:
     name = description.name
     if operator in ("in", "nin"):
         # Repeated parameters carry values with commas; one parameter is a comma list.
-        return conditions_of(description, operator, values if len(values) > 1 else raw.split(","))
+        items = values if len(values) > 1 else raw.split(",")
+        return conditions_of(description, operator, items, most=most, label=f"{name}[{operator}]")
     if operator == "null":
         flag = to_flag(raw)
         if flag is None:
@@ -205,12 +213,17 @@ def _conditions(description: Description, operator: str, raw: str, values: Seque
 
 
 def conditions_of(description: Description, operator: str, items: Sequence[Any],
-                  coerce: Callable[[Any], Any] | None = None) -> list[tuple[str, str, Any]]:
+                  coerce: Callable[[Any], Any] | None = None, most: int | None = None,
+                  label: str | None = None) -> list[tuple[str, str, Any]]:
     """The conditions of one operator (not `eq`) on its values, already split: every member of
     in/nin, the low and high of between, the flag of null, else the one value. `coerce` reads a
-    value (default: the query-string text reading of the description)."""
+    value (default: the query-string text reading of the description). An in/nin list longer than
+    `most` is a 400 naming `label` (default: the description's name), before any value is read."""
     coerce = coerce or description.coerce
     name = description.name
+    if operator in ("in", "nin") and most is not None and len(items) > most:
+        where = label or name
+        _refuse(where, f"The {where} filter may not have more than {most} values (query.max_in_values).")
     if operator in ("in", "nin"):  # each value once: the same set, however it was sent, binds a cursor alike
         return [(name, operator, tuple(dict.fromkeys(coerce(item) for item in items)))]
     if operator == "null":

@@ -66,7 +66,8 @@ def schema_fields(resources: list[Resource], filters: Mapping[str, GraphQLInputO
 def _context(info: GraphQLResolveInfo, params: dict[str, str] | None = None,
              extras: dict[str, Any] | None = None) -> Context:
     base: Context = info.context["context"]
-    return Context(user=base.user, door="graphql", base_url=base.base_url, params=params or {}, extras=extras or {})
+    return Context(user=base.user, door="graphql", base_url=base.base_url, params=params or {},
+                   extras={"address": base.extras.get("address"), **(extras or {})})
 
 
 def _runner(app: Restify, name: str) -> Callable[..., Any]:

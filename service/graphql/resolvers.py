@@ -79,7 +79,9 @@ class RepositoryResolvers(BulkResolvers):
         values = {k: str(v) for k, v in params.items() if v is not None}
         if related:
             values["related"] = related
-        return Context(user=base.user, door="graphql", params=values, base_url=base.base_url)
+        # The client address goes along: a guest's expensive queries take turns by it.
+        return Context(user=base.user, door="graphql", params=values, base_url=base.base_url,
+                       extras={"address": base.extras.get("address")})
 
     # -- operations ---------------------------------------------------------
     def _relatable(self, info: GraphQLResolveInfo) -> int:

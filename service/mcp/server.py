@@ -38,6 +38,7 @@ class Caller:
     """Who a request comes from, as a transport found out."""
     user: Model | None
     base_url: str = ""   # scheme://host of the request, for pagination links; "" over stdio
+    address: str | None = None  # the client's address over HTTP (a guest's expensive queries take turns by it)
 
 
 CallerResolver = Callable[[ServerRequestContext[Any, Any]], Awaitable[Caller]]
@@ -116,6 +117,8 @@ async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller
 
     def context(params: dict[str, str] | None = None, url: str = "", given: Any = None) -> Context:
         extras: dict[str, Any] = {"url": url} if url else {}
+        if caller.address:
+            extras["address"] = caller.address
         if given is not None:
             extras[FILTER] = given  # the typed filter object, read by the operation as it is
         return Context(user=caller.user, door="mcp", params=params or {}, base_url=caller.base_url, extras=extras)

@@ -213,7 +213,7 @@ class McpHandler(JsonHandler):
             "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in request.headers.get_all()],
             "client": (request.remote_ip, 0),
             "server": _address(request.host),
-            _CALLER: Caller(self.user, f"{request.protocol}://{request.host}"),
+            _CALLER: Caller(self.user, f"{request.protocol}://{request.host}", request.remote_ip),
         }
 
     def _receive(self) -> Any:

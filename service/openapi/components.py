@@ -41,8 +41,10 @@ ERRORS: dict[int, tuple[str, type[errors.RestifyError], str, str]] = {
     422: ("ValidationFailed", errors.ValidationFailed, "ValidationError",
           "Field errors, one message per field: the first rule that failed."),
     429: ("TooManyRequests", errors.TooManyRequests, "Error",
-          ("Too many logins for this account or this address, too many registrations from this address, or "
-           "the password hashing queue is full; retry after Retry-After seconds.")),
+          ("Too many logins for this account or this address, too many registrations from this address, "
+           "the password hashing queue is full, or an expensive query (a search, a relation sort, a long in "
+           "list, a deep page) while the caller has one running or the server runs as many as it takes; retry "
+           "after Retry-After seconds.")),
     503: ("ServiceUnavailable", errors.ServiceUnavailable, "Error", "The database is unreachable; retry later."),
 }
 

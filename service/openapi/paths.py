@@ -86,7 +86,8 @@ def repository_paths(resource: Resource, settings: Settings) -> dict[str, Schema
     collection = {
         "get": _operation(
             f"{n}.index", n, f"List {n}",
-            {**_ok(f"A page of {n} the user may see.", ref("Page")), **error_responses(400, 403)}, security,
+            # 429: an expensive query (service/core/admission.py) while its turns are taken.
+            {**_ok(f"A page of {n} the user may see.", ref("Page")), **error_responses(400, 403, 429)}, security,
             parameters=parameters.index_parameters(resource, resources.fields_for(resource, "index"), settings)),
         "post": _operation(f"{n}.store", n, f"Create a {n} record", created(), security,
                            requestBody=_body(ref("Store"))),

@@ -1,0 +1,101 @@
+"""What an index query costs (service/core/admission.py): which queries are classed expensive, whose
+turn each takes, and how turns are given and refused."""
+import asyncio
+
+import pytest
+
+from service import field
+from service.config import Settings
+from service.core.admission import Admission, expense, owner
+from service.core.context import Context
+from service.core.errors import Busy
+from service.core.models import Model
+from service.core.query import IndexQuery, parse_index
+from service.core.relations import BelongsTo
+from tests.conftest import ROOT
+
+FIELDS = [field("title").searchable().sortable(), field("views").numeric().matchable().sortable(),
+          field("user_id").matchable()]
+SETTINGS = Settings(app_dir=ROOT)
+
+
+class Posts:
+    """Enough of a resource for `parse_index`: a `user` relation searched and sorted by name."""
+    relations = {"user": BelongsTo("user", "UserRepository").searchable("name").sortable("name")}
+    per_page = None
+
+
+class Plain(Posts):
+    relations: dict = {}
+
+
+def query(text: str, resource=Posts, fields=FIELDS) -> IndexQuery:
+    params = dict(part.split("=", 1) for part in text.split("&") if part)
+    return parse_index(resource(), fields, params, SETTINGS)
+
+
+@pytest.mark.parametrize("text, resource, fields, reason", [
+    ("search=a", Posts, FIELDS, "a search through related records"),
+    ("search=a", Plain, FIELDS, "a search"),
+    ("search=a", Plain, [field("views").numeric()], None),  # nothing to search: no query runs for it
+    ("search=", Posts, FIELDS, None),
+    ("search=  ", Posts, FIELDS, None),  # blanks only: no search
+    ("sort=user.name", Posts, FIELDS, "a sort by user.name"),
+    ("sort=-user.name,views", Posts, FIELDS, "a sort by user.name"),
+    ("sort=-views,title", Posts, FIELDS, None),
+    ("user_id[in]=" + ",".join(map(str, range(101))), Plain, FIELDS, "an in list of more than 100 values on user_id"),
+    ("views[nin]=" + ",".join(map(str, range(101))), Plain, FIELDS, "an in list of more than 100 values on views"),
+    ("views[in]=" + ",".join(map(str, range(100))), Plain, FIELDS, None),
+    ("page=668", Plain, FIELDS, "a page beyond the first 10,000 records"),  # skips 10,005 of 15 per page
+    ("page=667", Plain, FIELDS, None),                                       # skips 9,990
+    ("perPage=100&page=102", Plain, FIELDS, "a page beyond the first 10,000 records"),
+    ("page=668&cursor=", Plain, FIELDS, None),  # a cursor walk reads any depth by keyset
+])
+def test_what_is_expensive(text, resource, fields, reason):
+    assert expense(resource(), fields, query(text, resource, fields)) == reason
+
+
+def test_the_owner_is_the_user_or_the_guests_address():
+    assert owner(Context(user=Model({"id": "u1"}), extras={"address": "10.0.0.1"})) == "user:u1"
+    assert owner(Context(door="rest", extras={"address": "10.0.0.1"})) == "guest:10.0.0.1"
+    assert owner(Context(door="mcp")) == "guest:mcp"  # stdio: one client, the process's own
+
+
+async def test_one_turn_per_owner_and_at_most_the_limit_at_once():
+    admission = Admission()
+    async with admission.turn("user:a", 2, "a search"):
+        with pytest.raises(Busy) as same:
+            async with admission.turn("user:a", 2, "a search"):
+                pass
+        assert same.value.retry_after == 1 and "one at a time for each user" in same.value.message
+        async with admission.turn("user:b", 2, "a search"):
+            with pytest.raises(Busy) as full:
+                async with admission.turn("user:c", 2, "a sort by user.name"):
+                    pass
+            assert full.value.message == ("This query is expensive (a sort by user.name), and the server is running "
+                                          "as many of those as it takes at once (2). Try again in 1 second.")
+        assert admission.running == {"user:a"}
+    assert admission.running == set()
+
+
+async def test_a_turn_is_given_back_when_the_query_fails():
+    admission = Admission()
+    with pytest.raises(ZeroDivisionError):
+        async with admission.turn("user:a", 1, "a search"):
+            1 / 0
+    async with admission.turn("user:a", 1, "a search"):
+        assert admission.running == {"user:a"}
+
+
+async def test_retry_after_follows_what_expensive_queries_took_lately():
+    admission = Admission()
+    admission.seconds = 0.01
+    assert admission.retry_after() == 1
+    async with admission.turn("user:a", 1, "a search"):
+        await asyncio.sleep(0.05)
+    assert 0.01 < admission.seconds < 0.05
+    admission.seconds = 2.2
+    with pytest.raises(Busy) as refused:
+        async with admission.turn("user:a", 1, "a search"), admission.turn("user:b", 1, "a search"):
+            pass
+    assert refused.value.retry_after == 3 and refused.value.message.endswith("Try again in 3 seconds.")

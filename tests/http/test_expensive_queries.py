@@ -1,0 +1,147 @@
+"""Queries that could keep the database busy for everyone: bounded `in` lists, and expensive queries
+that take turns (service/core/admission.py), over real HTTP on the server `restify serve` runs.
+
+An expensive query is held inside its turn by the admission's `on_admit` hook, or a turn is taken
+directly through the running application's admission object: nothing depends on timing."""
+import asyncio
+from contextlib import asynccontextmanager
+
+import pytest
+
+from service.core.admission import admission
+from tests.http.test_index_queries import POSTS, bad_request, seed_post
+from tests.http.test_proxy_headers import http_server  # noqa: F401  (a fixture: the server `restify serve` runs)
+
+SEARCH = f"{POSTS}?search=a"  # the demo's posts search their title and their author's name
+
+
+@pytest.fixture
+def config(config):
+    # Behind a proxy that sets X-Forwarded-For: guests from several addresses on one test server.
+    return {**config, "server": {"trust_proxy_headers": True}}
+
+
+@pytest.fixture
+def posts(db, io_loop):
+    io_loop.run_sync(lambda: seed_post(db, "apple"))
+
+
+@asynccontextmanager
+async def held(restify):
+    """The next expensive query to be admitted, held inside its turn until the block ends."""
+    entered, release = asyncio.Event(), asyncio.Event()
+
+    async def hold(who: str) -> None:
+        admission(restify).on_admit = None
+        entered.set()
+        await release.wait()
+
+    admission(restify).on_admit = hold
+    try:
+        yield entered
+    finally:
+        release.set()
+
+
+def busy(response, message: str) -> None:
+    assert response.status == 429, response.body
+    assert response.json == {"message": message}
+    assert response.headers["Retry-After"] == "1"
+
+
+def own_turn(reason: str) -> str:
+    return (f"This query is expensive ({reason}), and expensive queries run one at a time for each user: wait for "
+            "your other one to finish. Try again in 1 second.")
+
+
+# -- in / nin lists ------------------------------------------------------------------------------
+
+async def test_an_in_list_over_the_limit_is_a_400_naming_the_field_before_any_read(api, posts, commands):
+    commands.reset()
+    message = "The views[in] filter may not have more than 1000 values (query.max_in_values)."
+    bad_request(await api.get(f"{POSTS}?views[in]=" + ",".join(str(n) for n in range(1001))), message,
+                {"views[in]": [message]})
+    assert commands.reads() == []
+    response = await api.get(f"{POSTS}?views[in]=" + ",".join(str(n) for n in range(1000)))
+    assert response.status == 200 and len(response.json["data"]) == 1
+
+
+async def test_repeated_values_count_too(api, posts, restify, commands):
+    restify.settings.set("query", "max_in_values", 3)
+    commands.reset()
+    message = "The user_id[nin] filter may not have more than 3 values (query.max_in_values)."
+    sent = "&".join(f"user_id[nin]=a{n}" for n in range(4))
+    bad_request(await api.get(f"{POSTS}?{sent}"), message, {"user_id[nin]": [message]})
+    assert commands.reads() == []
+    assert (await api.get(f"{POSTS}?user_id[nin]=a,b&user_id[nin]=c")).status == 200
+
+
+# -- turns ---------------------------------------------------------------------------------------
+
+async def test_a_second_expensive_query_of_a_user_is_refused_while_the_first_runs(api, restify, ann, posts):
+    async with held(restify) as entered:
+        first = asyncio.ensure_future(api.get(f"{SEARCH}pple", token=ann["token"]))
+        await asyncio.wait_for(entered.wait(), 10)
+        assert admission(restify).running == {f"user:{ann['id']}"}
+        busy(await api.get(f"{POSTS}?sort=user.name", token=ann["token"]), own_turn("a sort by user.name"))
+        busy(await api.get(SEARCH, token=ann["token"]), own_turn("a search through related records"))
+        # a plain query of the same user is never refused, nor another user's expensive one
+        plain = await api.get(f"{POSTS}?sort=-views&views[gte]=0", token=ann["token"])
+        assert plain.status == 200
+        other = await api.register("Bob")
+        assert (await api.get(SEARCH, token=other["token"])).status == 200
+    response = await asyncio.wait_for(first, 10)
+    assert response.status == 200 and [p["attributes"]["title"] for p in response.json["data"]] == ["apple"]
+    assert admission(restify).running == set()
+    assert (await api.get(SEARCH, token=ann["token"])).status == 200  # the turn is given back
+
+
+@pytest.mark.parametrize("query, reason", [
+    ("search=x", "a search through related records"),
+    ("sort=-user.name", "a sort by user.name"),
+    ("views[in]=" + ",".join(str(n) for n in range(101)), "an in list of more than 100 values on views"),
+    ("views[nin]=" + ",".join(str(n) for n in range(101)), "an in list of more than 100 values on views"),
+    ("perPage=10&page=1002", "a page beyond the first 10,000 records"),
+])
+async def test_what_is_expensive_takes_a_turn(api, restify, ann, query, reason):
+    async with admission(restify).turn(f"user:{ann['id']}", 10, "held"):
+        busy(await api.get(f"{POSTS}?{query}", token=ann["token"]), own_turn(reason))
+
+
+@pytest.mark.parametrize("query", [
+    "", "views[in]=" + ",".join(str(n) for n in range(100)), "perPage=10&page=1001", "perPage=10&page=5000&cursor=",
+    "sort=-views,title&published=false", "search=",
+])
+async def test_what_is_plain_never_waits_for_a_turn(api, restify, ann, query):
+    restify.settings.set("query", "expensive_concurrency", 1)
+    async with admission(restify).turn(f"user:{ann['id']}", 1, "held"):
+        response = await api.get(f"{POSTS}?{query}", token=ann["token"])
+        assert response.status == 200, response.body
+
+
+async def test_a_process_runs_at_most_its_limit_at_once(api, restify, ann, posts):
+    restify.settings.set("query", "expensive_concurrency", 2)
+    async with admission(restify).turn("user:someone", 2, "held"), admission(restify).turn("guest:10.0.0.1", 2, "held"):
+        response = await api.get(SEARCH, token=ann["token"])
+        busy(response, "This query is expensive (a search through related records), and the server is running as "
+                       "many of those as it takes at once (2). Try again in 1 second.")
+        assert (await api.get(POSTS, token=ann["token"])).status == 200
+    restify.settings.set("query", "expensive_concurrency", None)  # unset: the number of CPU cores
+    async with admission(restify).turn("user:someone", 2, "held"):
+        assert (await api.get(SEARCH, token=ann["token"])).status == 200
+
+
+async def test_guests_take_turns_by_their_address(api, restify, posts):
+    async with admission(restify).turn("guest:203.0.113.1", 10, "held"):
+        refused = await api.get(SEARCH, headers={"X-Forwarded-For": "203.0.113.1"})
+        busy(refused, own_turn("a search through related records"))
+        answered = await api.get(SEARCH, headers={"X-Forwarded-For": "203.0.113.2"})
+        assert answered.status == 200 and len(answered.json["data"]) == 1
+        assert (await api.get(POSTS, headers={"X-Forwarded-For": "203.0.113.1"})).status == 200
+
+
+async def test_an_action_on_all_records_of_a_search_takes_a_turn_too(api, restify, ann, posts):
+    async with admission(restify).turn(f"user:{ann['id']}", 10, "held"):
+        response = await api.post(f"{POSTS}/actions?action=publish-posts&search=apple", {"repositories": "all"},
+                                  token=ann["token"])
+        busy(response, own_turn("a search through related records"))
