@@ -80,7 +80,7 @@ class Budget:
         self.copies = copies
         self.room = room
         self.cut: tuple[int, int] | None = None  # (records kept, records of the page) when `room` cut one
-        self._placed: dict[int, tuple[Any, int]] = {}
+        self._placed: dict[int, tuple[Any, dict[frozenset[str] | None, int]]] = {}  # id -> (object, size by keep)
 
     def charge(self, size: int) -> None:
         self.used += size
@@ -92,14 +92,17 @@ class Budget:
         """Whether the answer went over the budget (a door that goes on after the error asks)."""
         return self.limit is not None and self.used > self.limit
 
-    def place(self, item: dict[str, Any]) -> None:
-        """One more place the door writes related resource object `item` (GraphQL): the first is the
-        copy core built and charged, each other one is charged here."""
+    def place(self, item: dict[str, Any], keep: frozenset[str] | None = None) -> None:
+        """One more place the door writes related resource object `item` (GraphQL), with the attributes
+        `keep` there: the first is the copy core built and charged, each other one is charged here."""
         placed = self._placed.get(id(item))
-        if placed is None:  # the object is kept with its size: its id stays its own meanwhile
-            self._placed[id(item)] = (item, own_size(item))
-        else:
-            self.charge(placed[1])
+        if placed is None:  # the object is kept: its id stays its own while the answer is built
+            self._placed[id(item)] = (item, {})
+            return
+        sizes = placed[1]
+        if keep not in sizes:
+            sizes[keep] = own_size(item, keep)
+        self.charge(sizes[keep])
 
 
 def of(app: "Restify", context: "Context") -> Budget:
