@@ -1,8 +1,10 @@
 """What one answer may hold: `server.max_response_bytes`, counted while the answer is built.
 
-A door gives the Context of each request a `Budget` (`context.budget`); an operation called without
-one (the console, a live feed presenting a change) takes a fresh one for itself (`of`, `held`). The
-serialization path charges it with the encoded size of each resource object as it will be written
+GraphQL and MCP give the Context of each request a `Budget` (`context.budget`), shared by the
+operations one request runs; an operation called without one (REST, which runs one operation a
+request; the console) takes a fresh one for itself (`of`, `held`). The changes of a live feed are
+not bounded: they carry the eager relations the application declares, which no subscriber can widen.
+The serialization path charges it with the encoded size of each resource object as it will be written
 (the REST JSON: compact UTF-8): the records of a page or the record shown, and related records at
 every depth once per place the answer writes them (`service.core.loading` works out each related
 record's size once, its nested relations included, and charges it per place). An answer over the

@@ -163,20 +163,20 @@ class _Loader:
                      limit: int | None) -> list[dict[str, Any]]:
         collection = self.app.collection(relation.target)
         scope = self.app.registry.policies.restrict(relation.target.model, self.context.user, Filter())
-        budget = self.rows
+        allowance = self.rows
         if relation.kind == "has_many":
             # With one owner (show) the cap goes to the server; with many it is applied per owner.
             single_limit = limit if len(owners) == 1 else None
             rows = await collection.find_within(relation.foreign_key, [o["id"] for o in owners], sort=[("id", 1)],
-                                                limit=budget.server_limit(single_limit), where=scope)
+                                                limit=allowance.server_limit(single_limit), where=scope)
             rows = _cap_per_owner(rows, relation.foreign_key, limit)
         elif relation.kind == "belongs_to":
             rows = await collection.find_within("id", [o.get(relation.local_key) for o in owners],
-                                                limit=budget.server_limit(None), where=scope)
+                                                limit=allowance.server_limit(None), where=scope)
         else:
             ids = [i for o in owners for i in (_id_list(o.get(relation.local_key), limit))]
-            rows = await collection.find_within("id", ids, limit=budget.server_limit(None), where=scope)
-        budget.take(len(rows))
+            rows = await collection.find_within("id", ids, limit=allowance.server_limit(None), where=scope)
+        allowance.take(len(rows))
         return rows
 
 

@@ -19,7 +19,7 @@ from service.core.context import Context
 from service.core.errors import Forbidden, NotFound, Unauthenticated
 from service.core.filter_objects import FILTER, as_parameters, index_query
 from service.core.presenting import asked_relations, with_relations
-from service.core.query import IndexQuery
+from service.core.query import IndexQuery, RelationTree
 from service.core.registry import Resource
 from service.core.serializer import record_meta, resource_object, visible, with_relationships
 from service.core.validation import canonical_references
@@ -100,35 +100,47 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     gate = app.registry.policies.gate(resource.model, context.user)
     rows = [(d, record) for d, record in ((d, resource.model(d)) for d in page.documents) if gate.shows(record)]
     spent = budgets.of(app, context)
-    keep, shown, room = chosen.get(resource.name), visible(fields), spent.room
-    data: list[dict[str, Any]] = []
-    sizes: list[int] = []  # the bytes of each record as written
-    for d, record in rows:
-        item = resource_object(resource.name, shown, d, None, record_meta(gate.flags(record, shown=True), d))
-        size = own_size(item, keep)
-        if room is not None and sum(sizes) + size > room.bytes:
-            break  # a page that may be cut: the records past what fits are not built
-        spent.charge(size)
-        data.append(item)
-        sizes.append(size)
-    tree = loading.with_eager(resource, query.related)
-    if tree:
-        documents = [d for d, _ in rows[:len(data)]]
-        related = await loading.load(app, resource, context, documents, tree, spent=spent, keep=chosen,
-                                     copies=spent.copies and room is None)
-        for position, item in enumerate(data):
-            with_relationships(item, related.relationships[item["id"]])
-            sizes[position] += related.bytes[item["id"]]
+    data, sizes = await _records(app, resource, context, gate, rows, fields, query.related, chosen, spent)
     body = _envelope(context, query, page, repeated, total, len(rows))
     frame = encoded_size(body)  # the envelope, around an empty list of records
-    if room is not None:
-        kept = _fitting(room, frame, sizes, len(rows))
+    if spent.room is not None:
+        kept = _fitting(spent.room, frame, sizes, len(rows))
         if kept < len(rows):
             data, spent.cut = data[:kept], (kept, len(rows))
     spent.charge(frame + max(len(data) - 1, 0))
     fieldsets.apply(data, chosen)
     body["data"] = data
     return body
+
+
+async def _records(app: Restify, resource: Resource, context: Context, gate: Any,
+                   rows: list[tuple[dict[str, Any], Any]], fields: list, related: RelationTree,
+                   chosen: fieldsets.Fieldsets, spent: budgets.Budget) -> tuple[list[dict[str, Any]], list[int]]:
+    """The resource objects of a page's records with their relations, charged to `spent`, and the bytes
+    each takes as written. A page that may be cut (`spent.room`) builds only the records that may fit,
+    and charges each related record once: which records it keeps is decided from their sizes."""
+    keep, shown, room = chosen.get(resource.name), visible(fields), spent.room
+    data: list[dict[str, Any]] = []
+    sizes: list[int] = []
+    built = 0
+    for d, record in rows:
+        item = resource_object(resource.name, shown, d, None, record_meta(gate.flags(record, shown=True), d))
+        size = own_size(item, keep)
+        if room is not None and built + size > room.bytes:
+            break  # the records past what fits are not built
+        spent.charge(size)
+        built += size
+        data.append(item)
+        sizes.append(size)
+    tree = loading.with_eager(resource, related)
+    if tree:
+        documents = [d for d, _ in rows[:len(data)]]
+        loaded = await loading.load(app, resource, context, documents, tree, spent=spent, keep=chosen,
+                                    copies=spent.copies and room is None)
+        for position, item in enumerate(data):
+            with_relationships(item, loaded.relationships[item["id"]])
+            sizes[position] += loaded.bytes[item["id"]]
+    return data, sizes
 
 
 def _fitting(room: Room, frame: int, sizes: list[int], records: int) -> int:

@@ -39,12 +39,13 @@ def asked_relations(app: "Restify", resource: Resource, context: Context) -> Ask
 
 
 async def with_relations(app: "Restify", resource: Resource, context: Context, document: dict[str, Any],
-                         asked: Asked | None = None, chosen: Fieldsets | None = None) -> dict[str, Any]:
+                         asked: Asked | None = None, chosen: Fieldsets | None = None,
+                         spent: Budget | None = None) -> dict[str, Any]:
     """The resource object of `document` with its relations loaded (only the eager ones when
     nothing was asked), as `context.user` may see them; `chosen`: the fieldsets the answer will be
-    trimmed to (`fieldsets.apply`), which its budget counts."""
+    trimmed to (`fieldsets.apply`), which its budget (`spent`, else the context's) counts."""
     tree, cap = asked if asked is not None else (loading.with_eager(resource, {}), None)
-    spent, keep = budgets.of(app, context), chosen or {}
+    spent, keep = spent if spent is not None else budgets.of(app, context), chosen or {}
     data = serialize(app, resource, context, document, spent=spent, keep=keep.get(resource.name))
     if tree:
         related = await loading.load(app, resource, context, [document], tree, cap=cap, spent=spent, keep=keep)
