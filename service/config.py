@@ -14,6 +14,8 @@ from typing import Any
 DEFAULTS: dict[str, dict[str, Any]] = {
     "server": {"host": "127.0.0.1", "port": 8000, "prefix": "/api/restify", "auth_prefix": "/api",
                "max_body_bytes": 1_048_576, "max_upload_bytes": 8_388_608, "max_query_bytes": 8192,
+               # the largest answer, counted while it is built (over it: a 400 RESPONSE_TOO_LARGE)
+               "max_response_bytes": 8_388_608,
                "trust_proxy_headers": False,
                # seconds: a quiet kept-alive connection; a request's header; its body
                "idle_timeout": 60, "header_timeout": 10, "body_timeout": 60},
@@ -99,6 +101,11 @@ class Settings:
     def max_related_rows(self) -> int | None:
         """The cap on related records one request may load (over it: a 400)."""
         return self.cap("query", "max_related_rows")
+
+    @property
+    def max_response_bytes(self) -> int | None:
+        """The cap on the bytes of one answer (over it: a 400); null, 0, "" or negative: no cap."""
+        return self.cap("server", "max_response_bytes")
 
     @property
     def requires_user(self) -> bool:

@@ -19,7 +19,7 @@ which operation; `values` holds `updated_at`, and for sync the new array too, wh
 from dataclasses import dataclass
 from typing import Any
 
-from service.core import fieldsets, operations
+from service.core import budget as budgets, fieldsets, operations
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import NotFound, PreconditionFailed, ValidationFailed
@@ -166,7 +166,9 @@ async def change(app: Restify, name: str, id: str, operation: str, relation: str
             # Only sync can find its own read outdated; without If-Match the client asked for no version.
             if operation != "sync" or versions is not None or attempt == SYNC_ATTEMPTS:
                 raise PreconditionFailed() from None
-    data = await with_relations(app, planned.resource, context, document, (tree, cap))
+    with budgets.held(app, context) as spent:
+        data = await with_relations(app, planned.resource, context, document, (tree, cap), chosen)
+        spent.charge(budgets.DATA_MEMBER)
     fieldsets.apply(data, chosen)
     return {"data": data}
 

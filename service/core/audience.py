@@ -9,6 +9,7 @@ from typing import Any
 
 from service.core import scopes
 from service.core.app import Restify
+from service.core.budget import Budget
 from service.core.context import Context
 from service.core.presenting import with_relations
 from service.core.registry import Resource
@@ -35,7 +36,9 @@ async def present(app: Restify, resource: Resource, context: Context, document: 
         return None
     if not policies.allows(resource.model, "show", context.user, resource.model(document)):
         return None
-    return {"data": await with_relations(app, resource, context, document)}
+    # Not bounded by the answer's budget: a change comes with the model's eager relations only, which
+    # the application declares and no subscriber can ask for more of.
+    return {"data": await with_relations(app, resource, context, document, spent=Budget(None))}
 
 
 def gone(resource: Resource, id: str) -> dict[str, Any]:

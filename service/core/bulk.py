@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from service.core import budget as budgets
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import BadRequest, NotFound, ServiceUnavailable, ValidationFailed
@@ -240,7 +241,7 @@ async def store_bulk(app: Restify, name: str, items: Any, context: Context) -> d
     await _each(prepared, before)
     steps = [Step(p.record_id, version=1) for p in prepared]  # a new record is at version 1
     saved = await _whole(app, resource, "store", steps, prepared, lambda p, _: persist(p))
-    return {"data": [(await finish(p, s.document)).data for p, s in zip(prepared, saved)]}
+    return await _answer(app, context, prepared, saved)
 
 
 async def update_bulk(app: Restify, name: str, items: Any, context: Context) -> dict[str, Any]:
@@ -272,7 +273,13 @@ async def update_bulk(app: Restify, name: str, items: Any, context: Context) -> 
             raise _gone() from None
 
     saved = await _whole(app, resource, "update", steps, prepared, update)
-    return {"data": [(await finish(p, s.document)).data for p, s in zip(prepared, saved)]}
+    return await _answer(app, context, prepared, saved)
+
+
+async def _answer(app: Restify, context: Context, prepared: list[Prepared], saved: list[Saved]) -> dict[str, Any]:
+    """After-hooks and the records written, the answer's budget counting all of them."""
+    with budgets.held(app, context):
+        return {"data": [(await finish(p, s.document)).data for p, s in zip(prepared, saved)]}
 
 
 def _delete_items(items: list[Any]) -> list[dict[str, Any]]:
@@ -295,7 +302,8 @@ async def preview_delete(app: Restify, name: str, items: Any, context: Context) 
     app = app.pinned()
     context.action = "delete"
     resource, _, documents = await _deletable(app, name, items, context)
-    return [serialize(app, resource, context, document) for document in documents]
+    spent = budgets.of(app, context)
+    return [serialize(app, resource, context, document, spent=spent) for document in documents]
 
 
 async def delete_bulk(app: Restify, name: str, items: Any, context: Context) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from service.core.budget import Budget
 from service.core.models import Model
 
 
@@ -19,6 +20,7 @@ class Context:
     action: str = ""                        # "index" | "show" | "store" | "update" | "patch" | "delete" | "profile"
     base_url: str = ""                      # scheme://host, for pagination links and Location
     extras: dict[str, Any] = field(default_factory=dict)
+    budget: Budget | None = None            # the bytes the answer may take (service.core.budget)
 
     @property
     def is_storing(self) -> bool:

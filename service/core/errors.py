@@ -2,6 +2,7 @@
 
     RestifyError
     ├── BadRequest          400  malformed JSON or query
+    ├── ResponseTooLarge    400  the answer would be larger than `server.max_response_bytes`
     ├── Unauthenticated     401  no valid bearer token where one is needed
     ├── Forbidden           403  a policy said no
     ├── NotFound            404  no such resource or record
@@ -106,6 +107,16 @@ class Busy(TooManyRequests):
     """An expensive query refused before it starts: its owner has one running, or the process runs as
     many as it takes at once. Every door answers it as a 429 (REST with Retry-After, GraphQL's
     `TOO_MANY_REQUESTS`, an MCP error result); the message says why and when to try again."""
+
+
+class ResponseTooLarge(RestifyError):
+    """The answer would be larger than `server.max_response_bytes`: found while it is built, before
+    the rest of it is built or any of it is encoded."""
+    status, code = 400, "RESPONSE_TOO_LARGE"
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"The answer would be larger than {limit} bytes (server.max_response_bytes); ask for "
+                         "fewer related records, fewer fields (fields=) or a smaller perPage.")
 
 
 class ServiceUnavailable(RestifyError):

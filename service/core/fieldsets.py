@@ -31,8 +31,14 @@ def selectable(resource: Resource, context: Context) -> list[str]:
     return [*shown, *TIMESTAMPS, *sorted(resource.relations)]
 
 
+# `context.extras[SELECTED]`: per type, the names a door writes of it (GraphQL's selection), read as
+# fieldsets for the types `fields` does not name; a type with a name it cannot select is kept whole.
+SELECTED = "selected"
+
+
 def parse(app: "Restify", resource: Resource, context: Context) -> Fieldsets:
-    """The fieldsets `context.params` ask for, checked (a 400 before any record is read)."""
+    """The fieldsets `context.params` ask for, checked (a 400 before any record is read), and those
+    of the door's selection (`SELECTED`)."""
     chosen: Fieldsets = {}
     for name, raw in context.params.items():
         match = FIELDSET_NAME.match(name)
@@ -50,6 +56,10 @@ def parse(app: "Restify", resource: Resource, context: Context) -> Fieldsets:
         if unknown:
             _refuse(name, f"The field {unknown[0]!r} cannot be selected for {type_name}.")
         chosen[type_name] = frozenset(names)
+    for type_name, names in (context.extras.get(SELECTED) or {}).items():
+        target = app.registry.get(type_name)
+        if type_name not in chosen and target is not None and names <= set(selectable(target, context)):
+            chosen[type_name] = names
     return chosen
 
 

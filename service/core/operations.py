@@ -12,15 +12,16 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlencode
 
-from service.core import admission, cursors, fieldsets, loading, through, uploads
+from service.core import admission, budget as budgets, cursors, fieldsets, loading, through, uploads
 from service.core.app import Restify
+from service.core.budget import Room, encoded_size, own_size
 from service.core.context import Context
 from service.core.errors import Forbidden, NotFound, Unauthenticated
 from service.core.filter_objects import FILTER, as_parameters, index_query
 from service.core.presenting import asked_relations, with_relations
-from service.core.query import IndexQuery
+from service.core.query import IndexQuery, RelationTree
 from service.core.registry import Resource
-from service.core.serializer import record_meta, resource_object, visible
+from service.core.serializer import record_meta, resource_object, visible, with_relationships
 from service.core.validation import canonical_references
 from service.core.writes import (  # noqa: F401 (`now`, `expected_versions`: imported from here too)
     Write, expected_versions, now, remove, write,
@@ -99,17 +100,62 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
         total = await collection.count(where) if query.counted else None
     gate = app.registry.policies.gate(resource.model, context.user)
     rows = [(d, record) for d, record in ((d, resource.model(d)) for d in page.documents) if gate.shows(record)]
-    documents = [d for d, _ in rows]
-    tree = loading.with_eager(resource, query.related)
-    related = await loading.load(app, resource, context, documents, tree) if tree else {}
-    shown = visible(fields)
-    data = [
-        resource_object(resource.name, shown, d, related.get(d["id"]) if tree else None,
-                        record_meta(gate.flags(record, shown=True), d))
-        for d, record in rows
-    ]
+    spent = budgets.of(app, context)
+    data, sizes = await _records(app, resource, context, gate, rows, fields, query.related, chosen, spent)
+    body = _envelope(context, query, page, repeated, total, len(rows))
+    frame = encoded_size(body)  # the envelope, around an empty list of records
+    if spent.room is not None:
+        kept = _fitting(spent.room, frame, sizes, len(rows))
+        if kept < len(rows):
+            data, spent.cut = data[:kept], (kept, len(rows))
+    spent.charge(frame + max(len(data) - 1, 0))
     fieldsets.apply(data, chosen)
-    return _envelope(context, query, page, repeated, total, data)
+    body["data"] = data
+    return body
+
+
+async def _records(app: Restify, resource: Resource, context: Context, gate: Any,
+                   rows: list[tuple[dict[str, Any], Any]], fields: list, related: RelationTree,
+                   chosen: fieldsets.Fieldsets, spent: budgets.Budget) -> tuple[list[dict[str, Any]], list[int]]:
+    """The resource objects of a page's records with their relations, charged to `spent`, and the bytes
+    each takes as written. A page that may be cut (`spent.room`) builds only the records that may fit,
+    and charges each related record once: which records it keeps is decided from their sizes."""
+    keep, shown, room = chosen.get(resource.name), visible(fields), spent.room
+    data: list[dict[str, Any]] = []
+    sizes: list[int] = []
+    built = 0
+    for d, record in rows:
+        item = resource_object(resource.name, shown, d, None, record_meta(gate.flags(record, shown=True), d))
+        size = own_size(item, keep)
+        if room is not None and built + size > room.bytes:
+            break  # the records past what fits are not built
+        spent.charge(size)
+        built += size
+        data.append(item)
+        sizes.append(size)
+    tree = loading.with_eager(resource, related)
+    if tree:
+        documents = [d for d, _ in rows[:len(data)]]
+        loaded = await loading.load(app, resource, context, documents, tree, spent=spent, keep=chosen,
+                                    copies=spent.copies and room is None)
+        for position, item in enumerate(data):
+            with_relationships(item, loaded.relationships[item["id"]])
+            sizes[position] += loaded.bytes[item["id"]]
+    return data, sizes
+
+
+def _fitting(room: Room, frame: int, sizes: list[int], records: int) -> int:
+    """How many of a page's records fit in `room`: all of them, or the most that fit beside the note
+    that says the page was cut."""
+    if len(sizes) == records and frame + sum(sizes) + max(records - 1, 0) <= room.bytes:
+        return records
+    kept, used = 0, frame
+    for size in sizes:
+        if used + size + (kept > 0) + room.note(kept + 1, records) > room.bytes:
+            break
+        used += size + (kept > 0)
+        kept += 1
+    return kept
 
 
 async def index_filter(app: Restify, resource: Resource, fields: list, query: IndexQuery, context: Context) -> Filter:
@@ -129,7 +175,8 @@ async def index_filter(app: Restify, resource: Resource, fields: list, query: In
 
 
 def _envelope(context: Context, query: IndexQuery, page: cursors.Page, repeated: dict[str, list[str]],
-              total: int | None, data: list[dict[str, Any]]) -> dict[str, Any]:
+              total: int | None, count: int) -> dict[str, Any]:
+    """The answer of a page of `count` records, with an empty list of records (the caller fills it)."""
     by_page = page.skip is not None
     last_page = max(1, -(-total // query.per_page)) if total is not None and by_page else None
     path = context.extras.get("url", "")
@@ -150,7 +197,6 @@ def _envelope(context: Context, query: IndexQuery, page: cursors.Page, repeated:
             link(query.page + 1) if more else None
     else:
         first, prev, next_ = cursor_link(""), cursor_link(page.prev_cursor), cursor_link(page.next_cursor)
-    count = len(data)
     return {
         "meta": {
             "current_page": query.page if by_page else None,
@@ -170,7 +216,7 @@ def _envelope(context: Context, query: IndexQuery, page: cursors.Page, repeated:
             "next": next_,
             "path": path,
         },
-        "data": data,
+        "data": [],
     }
 
 
@@ -181,7 +227,9 @@ async def show(app: Restify, name: str, id: str, context: Context) -> dict[str, 
     asked = asked_relations(app, resource, context)
     chosen = fieldsets.parse(app, resource, context)
     document = await _find(app, resource, id, context)
-    data = await with_relations(app, resource, context, document, asked)
+    with budgets.held(app, context) as spent:
+        data = await with_relations(app, resource, context, document, asked, chosen)
+        spent.charge(budgets.DATA_MEMBER)
     fieldsets.apply(data, chosen)
     return {"data": data}
 

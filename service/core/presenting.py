@@ -3,11 +3,13 @@ the request asked for (with the model's eager ones). Show, the profile, the writ
 changes all present a record through here."""
 from typing import TYPE_CHECKING, Any
 
-from service.core import loading
+from service.core import budget as budgets, loading
+from service.core.budget import Budget, own_size
 from service.core.context import Context
+from service.core.fieldsets import Fieldsets
 from service.core.query import RelationTree, check_parameter_names, parse_related, relatable_per_page
 from service.core.registry import Resource
-from service.core.serializer import record_meta, resource_object, visible
+from service.core.serializer import record_meta, resource_object, visible, with_relationships
 
 if TYPE_CHECKING:
     from service.core.app import Restify
@@ -16,12 +18,16 @@ Asked = tuple[RelationTree, int | None]  # the relations to load, and the cap of
 
 
 def serialize(app: "Restify", resource: Resource, context: Context, document: dict[str, Any],
-              relationships: dict[str, list[dict]] | None = None, fields: list | None = None) -> dict[str, Any]:
-    """One resource object with its authorization flags, as show/store/update return it;
-    pass the `fields` the request already built to spare building them again."""
+              fields: list | None = None, spent: Budget | None = None,
+              keep: frozenset[str] | None = None) -> dict[str, Any]:
+    """One resource object with its authorization flags, as show/store/update return it, charged to
+    the answer's budget (`spent`, else the context's; `keep`: the attributes a fieldset keeps); pass
+    the `fields` the request already built to spare building them again."""
     meta = record_meta(app.registry.policies.flags(resource.model, context.user, resource.model(document)), document)
     shown = visible(fields if fields is not None else resource.fields(context))
-    return resource_object(resource.name, shown, document, relationships or None, meta)
+    data = resource_object(resource.name, shown, document, None, meta)
+    (spent if spent is not None else budgets.of(app, context)).charge(own_size(data, keep))
+    return data
 
 
 def asked_relations(app: "Restify", resource: Resource, context: Context) -> Asked:
@@ -33,9 +39,16 @@ def asked_relations(app: "Restify", resource: Resource, context: Context) -> Ask
 
 
 async def with_relations(app: "Restify", resource: Resource, context: Context, document: dict[str, Any],
-                         asked: Asked | None = None) -> dict[str, Any]:
+                         asked: Asked | None = None, chosen: Fieldsets | None = None,
+                         spent: Budget | None = None) -> dict[str, Any]:
     """The resource object of `document` with its relations loaded (only the eager ones when
-    nothing was asked), as `context.user` may see them."""
+    nothing was asked), as `context.user` may see them; `chosen`: the fieldsets the answer will be
+    trimmed to (`fieldsets.apply`), which its budget (`spent`, else the context's) counts."""
     tree, cap = asked if asked is not None else (loading.with_eager(resource, {}), None)
-    related = await loading.load(app, resource, context, [document], tree, cap=cap) if tree else {}
-    return serialize(app, resource, context, document, related.get(document["id"]))
+    spent, keep = spent if spent is not None else budgets.of(app, context), chosen or {}
+    data = serialize(app, resource, context, document, spent=spent, keep=keep.get(resource.name))
+    if tree:
+        related = await loading.load(app, resource, context, [document], tree, cap=cap, spent=spent, keep=keep)
+        if related.relationships[document["id"]]:
+            with_relationships(data, related.relationships[document["id"]])
+    return data

@@ -43,7 +43,7 @@ async def show(app: Restify, context: Context) -> dict[str, Any]:
     if resource is None:
         return resource_object(app.settings.get("auth", "user_repository"), _fallback_fields(), document)
     asked, chosen = asked_relations(app, resource, context), fieldsets.parse(app, resource, context)
-    data = await with_relations(app, resource, context, document, asked)
+    data = await with_relations(app, resource, context, document, asked, chosen)
     fieldsets.apply(data, chosen)
     return data
 

@@ -64,3 +64,12 @@ def resource_object(type_name: str, fields: list[Field], document: dict[str, Any
     if meta is not None:
         data["meta"] = meta
     return data
+
+
+def with_relationships(data: dict[str, Any], relationships: dict[str, list[dict]]) -> dict[str, Any]:
+    """`data` (a resource object) given its relationships where `resource_object` puts them: before `meta`."""
+    meta = data.pop("meta", None)
+    data["relationships"] = relationships
+    if meta is not None:
+        data["meta"] = meta
+    return data

@@ -21,8 +21,9 @@ from graphql import (
 )
 
 from service.core.app import Restify
+from service.core.budget import Budget
 from service.core.context import Context
-from service.core.errors import BadRequest, answer
+from service.core.errors import BadRequest, ResponseTooLarge, answer
 from service.graphql import actions, attaching, bulk
 from service.graphql.config import GraphQLConfig
 from service.graphql.fast import PlainFieldExecutor
@@ -206,10 +207,15 @@ class GraphQLEndpoint:
             raise BadRequest("Subscriptions are served over WebSocket.")  # graphql-transport-ws on this path
         if not allow_mutations and _is_mutation(document, operation_name):
             return _failure("Mutations must be sent with POST.", "BAD_REQUEST")
+        # One budget for the whole answer: core charges each record it builds, relation fields each
+        # further place they write one (service.core.budget).
+        context.budget = Budget(self.app.settings.max_response_bytes, copies=False)
         result = execute(self.schema, document, variable_values=variables, operation_name=operation_name,
                          context_value={"context": context}, executor_class=PlainFieldExecutor)
         if inspect.isawaitable(result):
             result = await result
+        if context.budget.spent:  # one error for the answer, not one per field that went on to charge it
+            return {"data": None, "errors": [error_entry(ResponseTooLarge(context.budget.limit), "")]}
         return result_body(result)
 
 

@@ -2,8 +2,11 @@
 
 Selections count every field the document asks for, aliases included, a fragment counted wherever it
 is spread: the work executing it would take. Depth is the longest chain of fields. Cost estimates the
-fields resolved: a list field (one with a `first` argument) multiplies the cost of what it selects by
-`first` (or its default). Meta fields (`__typename`, introspection) count as selections only.
+fields resolved: a list field (one with a `first` argument, relation lists included at any depth)
+multiplies the cost of what it selects by `first`, or by its default where `first` is not given. A
+relation list given no cap (`first: null` or a negative `first`) returns every record loaded with
+its parent: it is counted at the default too, and the answer's byte budget bounds what it writes.
+Meta fields (`__typename`, introspection) count as selections only.
 
 Each fragment is measured once, after the fragments it spreads, so measuring takes time linear in the
 document however often fragments spread each other (ten fragments each spreading the next four times
@@ -118,7 +121,7 @@ class Measure:
             first = self.default_first if node.name.value in self.list_fields else 1
         elif isinstance(value, IntValueNode):
             first = int(value.value) if len(value.value) <= 18 else 10 ** 18  # int() refuses 4,300+ digits
-        else:  # a variable (its value if that is an integer) or a literal that validation refuses
+        else:  # a variable (its value if that is an integer), null, or a literal that validation refuses
             found = variables.get(value.name.value) if isinstance(value, VariableNode) else None
             first = found if isinstance(found, int) else self.default_first
-        return max(first, 1)
+        return max(first, 1) if first >= 0 else self.default_first  # below 0: no cap

@@ -14,10 +14,13 @@ from service.core import attaching, cursors, operations, profile
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import BadRequest
+from service.core.fieldsets import SELECTED
 from service.core.filter_objects import FILTER
 from service.core.registry import Resource
 from service.graphql.bulk import BulkResolvers
-from service.graphql.selection import leaf_paths, related_firsts, related_paths
+from service.graphql.selection import (
+    leaf_paths, related_firsts, related_paths, selected_here, selected_names,
+)
 
 RELATIONSHIPS = "__relationships"
 
@@ -31,11 +34,19 @@ def flatten(resource_object: dict[str, Any]) -> dict[str, Any]:
 
 
 def relation_resolver(name: str, single: bool) -> Any:
+    """A relation field: the related records loaded with its parent. Each place one is written is
+    charged to the answer's budget (the records were built once, and aliases write them again)."""
     def resolve(parent: dict[str, Any], info: GraphQLResolveInfo, first: int | None = None) -> Any:
-        items = [flatten(item) for item in parent.get(RELATIONSHIPS, {}).get(name, [])]
+        items = parent.get(RELATIONSHIPS, {}).get(name, [])
+        items = items[:1] if single else items[:first] if first is not None and first >= 0 else items
+        budget = info.context["context"].budget
+        if budget is not None and items:
+            keep = selected_here(info)
+            for item in items:
+                budget.place(item, keep)
         if single:
-            return items[0] if items else None
-        return items[:first] if first is not None and first >= 0 else items
+            return flatten(items[0]) if items else None
+        return [flatten(item) for item in items]
     return resolve
 
 
@@ -80,8 +91,9 @@ class RepositoryResolvers(BulkResolvers):
         if related:
             values["related"] = related
         # The client address goes along: a guest's expensive queries take turns by it.
-        return Context(user=base.user, door="graphql", params=values, base_url=base.base_url,
-                       extras={"address": base.extras.get("address")})
+        return Context(user=base.user, door="graphql", params=values, base_url=base.base_url, budget=base.budget,
+                       extras={"address": base.extras.get("address"),
+                               SELECTED: selected_names(self._resource(), info, depth + 1)})
 
     # -- operations ---------------------------------------------------------
     def _relatable(self, info: GraphQLResolveInfo) -> int:

@@ -1,11 +1,16 @@
 """Turns the relation fields a query selects into the `related` paths the
 operations layer loads in batches, so `postList { user { name } comments { body } }`
-costs one query per relation, exactly like `?related=user,comments` on REST."""
+costs one query per relation, exactly like `?related=user,comments` on REST; and the
+fields it selects into sparse fieldsets, so the answer's budget counts what the query
+writes (`postList { title }` does not pay for every post's body)."""
 from graphql import (
     FieldNode, FragmentSpreadNode, GraphQLResolveInfo, InlineFragmentNode, SelectionSetNode, value_from_ast_untyped,
 )
 
 from service.core.registry import Resource
+
+# Fields of every type that are not attributes: always written, whatever a fieldset keeps.
+ALWAYS = frozenset(("id", "version", "__typename"))
 
 
 def _fields(selection_set: SelectionSetNode | None, info: GraphQLResolveInfo) -> list[FieldNode]:
@@ -59,3 +64,28 @@ def related_firsts(resource: Resource, info: GraphQLResolveInfo, nodes: list[Fie
                         found.append(value)
             found.extend(related_firsts(relation.target, info, [node]))
     return found
+
+
+def selected_names(resource: Resource, info: GraphQLResolveInfo, depth: int) -> dict[str, frozenset[str]]:
+    """Per type, the fields the current field selects of it (its records, and through relation fields
+    `depth` levels down), besides those every type writes: what the answer's fieldsets may keep."""
+    names: dict[str, set[str]] = {}
+
+    def walk(owner: Resource, nodes: list[FieldNode], left: int) -> None:
+        chosen = names.setdefault(owner.name, set())
+        for node in (n for parent in nodes for n in _fields(parent.selection_set, info)):
+            name = node.name.value
+            if name not in ALWAYS:
+                chosen.add(name)
+            relation = owner.relations.get(name)
+            if relation is not None and left > 0:
+                walk(relation.target, [node], left - 1)
+
+    walk(resource, list(info.field_nodes), depth)
+    return {type_name: frozenset(chosen) for type_name, chosen in names.items()}
+
+
+def selected_here(info: GraphQLResolveInfo) -> frozenset[str]:
+    """The fields the current field selects of its records, besides those every type writes."""
+    return frozenset(node.name.value for parent in info.field_nodes for node in _fields(parent.selection_set, info)
+                     if node.name.value not in ALWAYS)

@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 
 from service.core import attaching, operations, profile
 from service.core.app import Restify
+from service.core.budget import Budget
 from service.core.context import Context
 from service.core.errors import answer
 from service.core.filter_objects import FILTER, query_text
@@ -76,12 +77,16 @@ def build_server(app: Restify, resolve_caller: CallerResolver) -> Server[Any]:
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-def result(body: dict[str, Any], is_error: bool = False, limit: int | None = None) -> types.CallToolResult:
+def result(body: dict[str, Any], is_error: bool = False, limit: int | None = None,
+           kept: tuple[int, int] | None = None) -> types.CallToolResult:
     """The REST body as text (for any client) and as structuredContent (for clients that read it),
-    cut to `limit` bytes of text when one is given."""
+    cut to `limit` bytes of text when one is given (`kept`: (records kept, records of the page) when
+    the page was cut to fit while it was built)."""
+    if kept is not None and limit is not None:
+        body = limits.cut_page(body, kept[0], kept[1], limit)
     text = limits.dumps(body)
     if limit is not None and len(text.encode("utf-8")) > limit:
-        fewer = limits.fewer_records(body, limit)
+        fewer = limits.fewer_records(body, limit, kept[1] if kept is not None else None)
         if fewer is None:
             cut, note = limits.cut_text(text, limit)
             return types.CallToolResult(content=[types.TextContent(type="text", text=cut),
@@ -97,9 +102,13 @@ async def call(app: Restify, name: str, arguments: Mapping[str, Any], caller: Ca
         return result({"message": f"Unknown tool {name!r}; list the tools again."}, is_error=True)
     if guard.turned_off(app.settings, route.operation):
         return result({"message": f"This server is read-only: {name} is turned off."}, is_error=True)
+    limit = app.settings.cap("mcp", "max_result_bytes")
+    answer_limit = app.settings.max_response_bytes
+    # An index page is cut while it is built; any other answer is refused past the answer's budget.
+    spent = Budget(answer_limit, room=limits.room(limit, answer_limit) if limit and route.operation == "index"
+                   else None)
     try:
-        return result(await _run(app, route, dict(arguments), caller),
-                      limit=app.settings.cap("mcp", "max_result_bytes"))
+        return result(await _run(app, route, dict(arguments), caller, spent), limit=limit, kept=spent.cut)
     except Exception as error:  # noqa: BLE001 - every failure is answered as a tool error
         return result(error_body(error, name), is_error=True)
 
@@ -112,7 +121,8 @@ def error_body(error: Exception, name: str) -> dict[str, Any]:
     return mapped.body
 
 
-async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller: Caller) -> dict[str, Any]:
+async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller: Caller,
+               spent: Budget) -> dict[str, Any]:
     prefix = app.settings.get("server", "prefix").rstrip("/")
 
     def context(params: dict[str, str] | None = None, url: str = "", given: Any = None) -> Context:
@@ -121,7 +131,8 @@ async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller
             extras["address"] = caller.address
         if given is not None:
             extras[FILTER] = given  # the typed filter object, read by the operation as it is
-        return Context(user=caller.user, door="mcp", params=params or {}, base_url=caller.base_url, extras=extras)
+        return Context(user=caller.user, door="mcp", params=params or {}, base_url=caller.base_url, extras=extras,
+                       budget=spent)
 
     name, operation = route.resource, route.operation
     if operation in extensions.OPERATIONS:

@@ -72,3 +72,12 @@ def test_max_related_rows_reads_like_max_per_page(raw, cap):
 def test_max_related_rows_has_no_cap_by_default_and_the_demo_sets_one():
     assert Settings().max_related_rows is None
     assert load_settings(Path(__file__).resolve().parents[2], environ={}).max_related_rows == 1000
+
+
+@pytest.mark.parametrize("raw, cap", [(None, None), (0, None), ("", None), (-1, None), (4096, 4096), ("4096", 4096)])
+def test_max_response_bytes_is_8_mib_by_default_and_reads_like_the_other_caps(raw, cap):
+    assert Settings().max_response_bytes == 8_388_608
+    assert load_settings(Path(__file__).resolve().parents[2], environ={}).max_response_bytes == 8_388_608
+    assert Settings({"server": {"max_response_bytes": raw}}).max_response_bytes == cap
+    assert load_settings(Path(__file__).resolve().parents[2], environ={"RESTIFY_SERVER_MAX_RESPONSE_BYTES": "65536"}
+                         ).max_response_bytes == 65536

@@ -440,3 +440,17 @@ async def test_without_max_related_rows_index_loads_every_related_record(api, db
     await posts_with_comments(db, 3, 40)
     rows = (await get_ok(api, url(POSTS, related="comments")))["data"]
     assert [len(row["relationships"]["comments"]) for row in rows] == [40, 40, 40]
+
+
+@pytest.mark.parametrize("config, allowed", [(related_cap(12), True), (related_cap(11), False)], indirect=["config"],
+                         ids=["at-the-limit", "over"])
+async def test_max_related_rows_counts_a_record_in_every_place_it_is_written(api, db, allowed):
+    (post,) = await posts_with_comments(db, 1, 3)
+    # Each of the 3 comments carries the post, and each copy of the post its 3 comments: 3 x (1 + 3) = 12
+    # rows written, though only 4 are read.
+    response = await api.get(url("/api/restify/comments", post_id=post, related="post.comments"))
+    if allowed:
+        assert [len(row["relationships"]["post"][0]["relationships"]["comments"]) for row in response.json["data"]] \
+            == [3, 3, 3]
+        return
+    bad_request(response, too_many(11), {"related": [too_many(11)]})
