@@ -43,7 +43,9 @@ ERRORS: dict[int, tuple[str, type[errors.RestifyError], str, str]] = {
     429: ("TooManyRequests", errors.TooManyRequests, "Error",
           ("Too many logins for this account or this address, too many registrations from this address, or "
            "the password hashing queue is full; retry after Retry-After seconds.")),
-    503: ("ServiceUnavailable", errors.ServiceUnavailable, "Error", "The database is unreachable; retry later."),
+    503: ("ServiceUnavailable", errors.ServiceUnavailable, "Error",
+          ("The database is unreachable; retry later. Or, for an answer over 64 KiB, the server is busy sending "
+           "other answers (server.max_pending_bytes); retry after Retry-After seconds.")),
 }
 
 # What every route may answer before its operation runs (JsonHandler.prepare): an invalid
@@ -70,7 +72,7 @@ def _responses() -> dict[str, Schema]:
     for status, (name, _, body, description) in ERRORS.items():
         response: Schema = {"description": description,
                             "content": {JSON: {"schema": schema_ref(body), "example": _error_example(status)}}}
-        if status == 429:
+        if status in (429, 503):
             response["headers"] = {"Retry-After": {"description": "Seconds to wait before trying again.",
                                                    "schema": {"type": "integer", "minimum": 1}}}
         responses[name] = response
