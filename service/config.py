@@ -17,8 +17,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                # the largest answer, counted while it is built (over it: a 400 RESPONSE_TOO_LARGE)
                "max_response_bytes": 8_388_608,
                "trust_proxy_headers": False,
-               # seconds: a quiet kept-alive connection; a request's header; its body
-               "idle_timeout": 60, "header_timeout": 10, "body_timeout": 60},
+               # seconds: a quiet kept-alive connection; a request's header; its body; an answer's
+               # client taking nothing (a chunk of a large answer, or a whole small one)
+               "idle_timeout": 60, "header_timeout": 10, "body_timeout": 60, "write_timeout": 30,
+               # bytes of large answers waiting to be sent, all connections of a process together
+               "max_pending_bytes": 268_435_456},
     "cors": {"allowed_origins": [], "allowed_headers": ["Authorization", "Content-Type"], "max_age": 600},
     # stale_after_seconds: temporary or unreferenced files younger than this may belong to an upload
     # under way; clean-up (serve at start, storage:prune) leaves them alone.

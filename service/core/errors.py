@@ -14,6 +14,7 @@
     ├── TooManyRequests     429  (Retry-After)
     │   └── Busy            429  an expensive query while its turns are taken (service/core/admission.py)
     ├── ServiceUnavailable  503  the database is unreachable
+    ├── ServerBusy          503  too many bytes already wait to be sent to clients (Retry-After)
     └── DeclarationError         a broken repository declaration, raised at start-up
         └── NotAnApplication     the directory holds no application package
 
@@ -33,6 +34,7 @@ class RestifyError(Exception):
     status = 500
     code = "INTERNAL"
     default_message = "Server error."
+    retry_after: int | None = None  # seconds, sent as `Retry-After`
 
     def __init__(self, message: str | None = None) -> None:
         self.message = message or self.default_message
@@ -123,6 +125,13 @@ class ServiceUnavailable(RestifyError):
     status, code, default_message = 503, "SERVICE_UNAVAILABLE", "The database is unavailable."
 
 
+class ServerBusy(RestifyError):
+    """A large answer found no room under `server.max_pending_bytes` (service/http/sending.py)."""
+    status, code = 503, "SERVER_BUSY"
+    default_message = "The server is busy sending other answers. Try again in a moment."
+    retry_after = 5
+
+
 class DeclarationError(Exception):
     """A repository, model, field or policy declaration that cannot work; raised at start-up."""
 
@@ -166,7 +175,7 @@ def answer(error: BaseException) -> Answer:
         log.warning("database unavailable: %s", error)
     error = from_storage(error)
     if isinstance(error, RestifyError):
-        headers = {"Retry-After": str(error.retry_after)} if isinstance(error, TooManyRequests) else {}
+        headers = {"Retry-After": str(error.retry_after)} if error.retry_after is not None else {}
         return Answer(error.status, error.body(), error.code, headers)
     return Answer(500, {"message": RestifyError.default_message}, RestifyError.code, fault=True)
 

@@ -31,14 +31,14 @@ class GraphQLHandler(JsonHandler):
             variables = decode_json(params["variables"].encode(), "The variables parameter")
         body = await self.graphql.endpoint.run(params.get("query"), variables, params.get("operationName"),
                                                self.context(), allow_mutations=False)
-        self.send_json(body)
+        await self.send_json(body)
 
     async def post(self) -> None:
         payload = self.payload()
         endpoint = self.graphql.endpoint  # one schema for the whole request, even if a reload lands meanwhile
         body = await endpoint.run(payload.get("query"), payload.get("variables"), payload.get("operationName"),
                                   self.context())
-        self.send_json(body)
+        await self.send_json(body)
 
 
 def graphql_routes(app: Restify, graphql: GraphQLService | None = None, path: str | None = None) -> list[tuple]:

@@ -11,36 +11,36 @@ from service.http.base import JsonHandler
 
 class ActionsHandler(JsonHandler):
     async def get(self, name: str) -> None:
-        self.send_json(await actions.listing(self.app, name, self.context()))
+        await self.send_json(await actions.listing(self.app, name, self.context()))
 
     async def post(self, name: str) -> None:
         context = self.context()
-        self.send_json(await actions.run(self.app, name, context.params.get("action"), self.payload(), context))
+        await self.send_json(await actions.run(self.app, name, context.params.get("action"), self.payload(), context))
 
 
 class RecordActionsHandler(JsonHandler):
     async def get(self, name: str, id: str) -> None:
-        self.send_json(await actions.listing(self.app, name, self.context(), id))
+        await self.send_json(await actions.listing(self.app, name, self.context(), id))
 
     async def post(self, name: str, id: str) -> None:
         context = self.context()
-        self.send_json(await actions.run(self.app, name, context.params.get("action"), self.payload(), context, id,
-                                         versions=self.if_match()))
+        await self.send_json(await actions.run(self.app, name, context.params.get("action"), self.payload(), context,
+                                               id, versions=self.if_match()))
 
 
 class GettersHandler(JsonHandler):
     async def get(self, name: str, id: str | None = None) -> None:
-        self.send_json(await getters.listing(self.app, name, self.context(), id))
+        await self.send_json(await getters.listing(self.app, name, self.context(), id))
 
 
 class GetterHandler(JsonHandler):
     async def get(self, name: str, key: str) -> None:
-        self.send_json(await getters.run(self.app, name, key, self.context()))
+        await self.send_json(await getters.run(self.app, name, key, self.context()))
 
 
 class RecordGetterHandler(JsonHandler):
     async def get(self, name: str, id: str, key: str) -> None:
-        self.send_json(await getters.run(self.app, name, key, self.context(), id))
+        await self.send_json(await getters.run(self.app, name, key, self.context(), id))
 
 
 def routes(prefix: str) -> tuple[list[tuple[str, type]], list[tuple[str, type]]]:

@@ -8,8 +8,8 @@ class RelationChangeHandler(JsonHandler):
     operation = ""  # "attach" | "detach" | "sync": one subclass per route
 
     async def post(self, name: str, id: str, relation: str) -> None:
-        self.send_json(await attaching.change(self.app, name, id, self.operation, relation, self.payload(),
-                                              self.context(), versions=self.if_match()))
+        await self.send_json(await attaching.change(self.app, name, id, self.operation, relation, self.payload(),
+                                                    self.context(), versions=self.if_match()))
 
 
 HANDLERS = {operation: type(f"{operation.title()}Handler", (RelationChangeHandler,), {"operation": operation})

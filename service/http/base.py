@@ -1,21 +1,29 @@
 """The base handler: body limits, JSON in and out, bearer tokens, and the one
 place where domain errors become HTTP responses."""
+import asyncio
 import json
 import re
-from typing import Any
+from asyncio import Future
+from typing import Any, cast
 
 import orjson
 
+from tornado.http1connection import HTTP1Connection
 from tornado.httputil import HTTPInputError, HTTPServerRequest, parse_body_arguments
+from tornado.ioloop import IOLoop
+from tornado.iostream import StreamClosedError
 from tornado.web import HTTPError, RequestHandler, stream_request_body
 
 from service.core import auth
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import Answer, BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge, UriTooLong, answer
+from service.core.errors import (
+    Answer, BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge, ServerBusy, UriTooLong, answer,
+)
 from service.core.models import Model
 from service.core.uploads import Upload
 from service.http.access import request_id
+from service.http.sending import BACKLOG, CHUNK
 
 SERVER_NAME = "restify"  # the `Server` header, without a version for scanners to match
 _HTTP_MESSAGES = {400: "The request is malformed.", 404: "Not found.", 405: "Method not allowed.",
@@ -264,13 +272,13 @@ class JsonHandler(RequestHandler):
         return accepted_versions(self.request.headers.get("If-Match"))
 
     # -- output -------------------------------------------------------------
-    def send_versioned(self, body: dict[str, Any]) -> None:
+    async def send_versioned(self, body: dict[str, Any]) -> None:
         """One record: with its version as a strong ETag (304 to a matching If-None-Match) when the
         answer carries no relations, whose changes do not change the version; otherwise no ETag."""
         data = body["data"]
         if "relationships" in data:
             self._etag = False
-            self.send_json(body)
+            await self.send_json(body)
             return
         self.set_header("ETag", f'"{data["meta"]["version"]}"')
         self.set_header("Cache-Control", "private")
@@ -279,16 +287,99 @@ class JsonHandler(RequestHandler):
             self.set_status(304)
             self.finish()
             return
-        self.send_json(body)
+        await self.send_json(body)
 
     def compute_etag(self) -> str | None:
         # Tornado's ETag of the body, for GETs that set none of their own (index), unless turned off.
         return super().compute_etag() if self._etag else None
 
-    def send_json(self, body: Any, status: int = 200) -> None:
+    async def send_json(self, body: Any, status: int = 200) -> None:
         self.set_status(status)
         self.set_header("Content-Type", "application/json; charset=UTF-8")
-        self.finish(encode_json(body))
+        await self.send_bytes(encode_json(body))
+
+    async def send_bytes(self, body: bytes | str) -> None:
+        """Ends the answer with `body`. Up to one chunk (the common case) it is one write, Tornado's
+        `finish`. A larger one gets the same ETag (304 to a matching If-None-Match) and Content-Length,
+        then goes out a chunk at a time, each waited for (`write_chunks`); when the bytes already
+        waiting in this process leave it no room under `server.max_pending_bytes`, ServerBusy (503)."""
+        if isinstance(body, str):
+            body = body.encode()
+        if len(body) <= CHUNK or self.request.method == "HEAD":  # HEAD: Tornado sends no body
+            self.finish(body)
+            return
+        if self.get_status() == 200 and self.request.method == "GET" and "Etag" not in self._headers:
+            # What `finish` does before its one write: the ETag of the buffered body, compared.
+            self.write(body)
+            self.set_etag_header()
+            self._write_buffer = []
+            if self.check_etag_header():
+                self.set_status(304)
+                self.finish()
+                return
+        if not await BACKLOG.admit(len(body), self.app.settings.cap("server", "max_pending_bytes")):
+            raise ServerBusy()
+        self.set_header("Content-Length", str(len(body)))
+        await self.write_chunks(body, admitted=True)
+        self.finish()  # also on a connection that is gone: the request ends as Tornado ends it
+
+    async def write_chunks(self, data: bytes, admitted: bool = False) -> bool:
+        """Writes `data` a chunk at a time, flushing each before the next; False once the connection
+        is gone (closed by the client, or by `_flushed`). Until flushed, its bytes count as pending
+        in this process (`admitted`: they were counted already); the rest is let go when it is gone."""
+        if not admitted:
+            BACKLOG.add(len(data))
+        unsent = len(data)
+        try:
+            for start in range(0, max(len(data), 1), CHUNK):  # nothing to write still flushes the header
+                piece = data[start:start + CHUNK]
+                self.write(piece)
+                if not await self._flushed():
+                    return False
+                unsent -= len(piece)
+                BACKLOG.release(len(piece))
+            return True
+        finally:
+            BACKLOG.release(unsent)
+
+    @property
+    def write_timeout(self) -> float | None:
+        """Seconds a client may take nothing of what is written to it (`server.write_timeout`)."""
+        seconds = self.app.settings.get("server", "write_timeout")
+        return float(seconds) if seconds else None
+
+    async def _flushed(self) -> bool:
+        """Flushes what is written; False when the connection is gone, or when the client took none
+        of it for `write_timeout` seconds: then the connection is closed and the write abandoned."""
+        flushed = self.flush()
+        try:
+            if not flushed.done():
+                await asyncio.wait_for(flushed, self.write_timeout)
+            flushed.result()
+        except TimeoutError:
+            self._connection.close()
+            return False
+        except StreamClosedError:
+            return False
+        return not self._connection.stream.closed()
+
+    @property
+    def _connection(self) -> HTTP1Connection:
+        return cast(HTTP1Connection, self.request.connection)  # Tornado's server speaks HTTP/1 only
+
+    def finish(self, chunk: str | bytes | dict | None = None) -> "Future[None]":
+        sent = super().finish(chunk)
+        if not sent.done():  # the socket did not take it all at once: it gets write_timeout to
+            self._close_unless_sent(sent)
+        return sent
+
+    def _close_unless_sent(self, sent: "Future[None]") -> None:
+        seconds = self.write_timeout
+        if seconds is None:
+            return
+        loop = IOLoop.current()
+        timer = loop.call_later(seconds, self._connection.close)
+        sent.add_done_callback(lambda _: loop.remove_timeout(timer))
 
     def no_content(self) -> None:
         self.set_status(204)

@@ -16,14 +16,14 @@ class BulkStoreHandler(BulkHandler):
     """`POST <prefix>/<r>/bulk`: an array of records to create -> 201 `{"data": [...]}`."""
 
     async def post(self, name: str) -> None:
-        self.send_json(await bulk.store_bulk(self.app, name, self.items(), self.context()), 201)
+        await self.send_json(await bulk.store_bulk(self.app, name, self.items(), self.context()), 201)
 
 
 class BulkUpdateHandler(BulkHandler):
     """`POST <prefix>/<r>/bulk/update`: an array of `{"id", "version"?, ...fields}` (PATCH each)."""
 
     async def post(self, name: str) -> None:
-        self.send_json(await bulk.update_bulk(self.app, name, self.items(), self.context()))
+        await self.send_json(await bulk.update_bulk(self.app, name, self.items(), self.context()))
 
 
 class BulkDeleteHandler(BulkHandler):

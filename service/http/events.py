@@ -74,8 +74,10 @@ class EventsHandler(JsonHandler):
         self.set_header("X-Accel-Buffering", "no")  # proxies that buffer would hold events back
 
     async def _send(self, chunk: bytes) -> None:
-        self.write(chunk)
-        await self.flush()  # waits for the socket: a slow reader makes the queue, not memory, grow
+        # Waits for the socket: a slow reader makes the queue, not memory, grow; one that takes
+        # nothing for server.write_timeout is disconnected.
+        if not await self.write_chunks(chunk):
+            raise StreamClosedError()
 
     def on_connection_close(self) -> None:
         if self.subscription is not None:
@@ -84,7 +86,7 @@ class EventsHandler(JsonHandler):
 
 class TicketHandler(JsonHandler):
     async def post(self, name: str) -> None:
-        self.send_json(await tickets.issue(self.app, name, self.context()), 201)
+        await self.send_json(await tickets.issue(self.app, name, self.context()), 201)
 
 
 def events_routes(app: Restify) -> list[tuple]:

@@ -15,4 +15,4 @@ class FileHandler(JsonHandler):
         self.set_header("X-Content-Type-Options", "nosniff")
         self.set_header("Cache-Control", "public, max-age=3600")
         self.set_header("Content-Security-Policy", "default-src 'none'")
-        self.finish(data)  # Tornado adds the ETag and answers If-None-Match with 304
+        await self.send_bytes(data)  # with the body's ETag, and 304 to a matching If-None-Match

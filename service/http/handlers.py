@@ -7,14 +7,14 @@ class CollectionHandler(JsonHandler):
     path_suffix = ""  # what follows the collection's URL in this route
 
     async def get(self, name: str) -> None:
-        self.send_json(await operations.index(self.app, name, self.context()))
+        await self.send_json(await operations.index(self.app, name, self.context()))
 
     async def post(self, name: str) -> None:
         payload = self.payload(allow_multipart=True)
         body = await operations.store(self.app, name, payload, self.context(), files=self.files)
         collection = self.request.full_url().split("?")[0].removesuffix(self.path_suffix)
         self.set_header("Location", f"{collection}/{body['data']['id']}")
-        self.send_json(body, 201)
+        await self.send_json(body, 201)
 
 
 class CollectionUploadHandler(JsonHandler):
@@ -28,21 +28,21 @@ class RecordHandler(JsonHandler):
     """One record. Writes honour `If-Match` (the version show's ETag carries) atomically."""
 
     async def get(self, name: str, id: str) -> None:
-        self.send_versioned(await operations.show(self.app, name, id, self.context()))
+        await self.send_versioned(await operations.show(self.app, name, id, self.context()))
 
     async def put(self, name: str, id: str) -> None:
-        self.send_json(await operations.update(self.app, name, id, self.payload(), self.context(),
-                                               versions=self.if_match()))
+        await self.send_json(await operations.update(self.app, name, id, self.payload(), self.context(),
+                                                     versions=self.if_match()))
 
     async def patch(self, name: str, id: str) -> None:
-        self.send_json(await operations.update(self.app, name, id, self.payload(), self.context(), partial=True,
-                                               versions=self.if_match()))
+        await self.send_json(await operations.update(self.app, name, id, self.payload(), self.context(), partial=True,
+                                                     versions=self.if_match()))
 
     async def post(self, name: str, id: str) -> None:
         # PUT semantics, but multipart is accepted so file fields can be sent.
         payload = self.payload(allow_multipart=True)
-        self.send_json(await operations.update(self.app, name, id, payload, self.context(), files=self.files,
-                                               versions=self.if_match()))
+        await self.send_json(await operations.update(self.app, name, id, payload, self.context(), files=self.files,
+                                                     versions=self.if_match()))
 
     async def delete(self, name: str, id: str) -> None:
         await operations.delete(self.app, name, id, self.context(), versions=self.if_match())
@@ -56,12 +56,12 @@ class RecordUploadHandler(JsonHandler):
 
 class RegisterHandler(JsonHandler):
     async def post(self) -> None:
-        self.send_json(await auth.register(self.app, self.payload(), self.context()), 201)
+        await self.send_json(await auth.register(self.app, self.payload(), self.context()), 201)
 
 
 class LoginHandler(JsonHandler):
     async def post(self) -> None:
-        self.send_json(await auth.login(self.app, self.payload(), self.context()))
+        await self.send_json(await auth.login(self.app, self.payload(), self.context()))
 
 
 class LogoutHandler(JsonHandler):
@@ -74,14 +74,14 @@ class ProfileHandler(JsonHandler):
     """The logged-in user's own record, unwrapped. PUT is JSON only; POST takes multipart files."""
 
     async def get(self) -> None:
-        self.send_json(await profile.show(self.app, self.context()))
+        await self.send_json(await profile.show(self.app, self.context()))
 
     async def put(self) -> None:
-        self.send_json(await profile.update(self.app, self.payload(), self.context()))
+        await self.send_json(await profile.update(self.app, self.payload(), self.context()))
 
     async def post(self) -> None:
         payload = self.payload(allow_multipart=True)
-        self.send_json(await profile.update(self.app, payload, self.context(), files=self.files))
+        await self.send_json(await profile.update(self.app, payload, self.context(), files=self.files))
 
 
 class ProfileUploadHandler(JsonHandler):

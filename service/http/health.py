@@ -25,7 +25,7 @@ class HealthHandler(OpsHandler):
     """Alive: answers as long as the process serves requests."""
 
     async def get(self) -> None:
-        self.send_json({"status": "ok"})
+        await self.send_json({"status": "ok"})
 
 
 class ReadyHandler(OpsHandler):
@@ -37,9 +37,9 @@ class ReadyHandler(OpsHandler):
 
     async def get(self) -> None:
         if await self.readiness.check():
-            self.send_json({"status": "ready"})
+            await self.send_json({"status": "ready"})
         else:
-            self.send_json({"message": "The database does not answer."}, status=503)
+            await self.send_json({"message": "The database does not answer."}, status=503)
 
 
 class MetricsHandler(OpsHandler):
@@ -57,7 +57,7 @@ class MetricsHandler(OpsHandler):
     async def get(self) -> None:
         body, content_type = self.metrics.exposition()
         self.set_header("Content-Type", content_type)
-        self.finish(body)
+        await self.send_bytes(body)
 
 
 def ops_routes(app: Restify, metrics: Metrics | None) -> list[tuple]:

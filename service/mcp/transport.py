@@ -24,7 +24,7 @@ from tornado.web import Application
 
 from service.config import Settings
 from service.core.app import Restify
-from service.core.errors import MethodNotAllowed, RestifyError, Unauthenticated
+from service.core.errors import MethodNotAllowed, RestifyError, ServerBusy, Unauthenticated
 from service.http.base import JsonHandler
 from service.mcp.server import Caller, build_server
 
@@ -151,6 +151,7 @@ class McpHandler(JsonHandler):
         self._gone = asyncio.Event()
         self._error: bytes | None = None  # an error answer's body, held to be rewritten (see _finish_error)
         self._plain_error = False
+        self._busy: ServerBusy | None = None  # no room to send the answer: answered once the SDK returns
 
     async def admit(self) -> None:
         await super().admit()
@@ -194,6 +195,8 @@ class McpHandler(JsonHandler):
             if self._headers_written:
                 return
             raise EndpointUnavailable() from None
+        if self._busy is not None:
+            raise self._busy
         if not self._finished:
             self.finish()
 
@@ -250,11 +253,16 @@ class McpHandler(JsonHandler):
                 if not message.get("more_body"):
                     self._finish_error(self._error)
                 return
-            if body:
-                self.write(body)
-            if message.get("more_body"):
-                await self.flush()
-            else:
+            more = message.get("more_body", False)
+            if not more and not self._headers_written:  # the whole answer in one message (JSON responses)
+                try:
+                    await self.send_bytes(body)
+                except ServerBusy as busy:  # raised here, the SDK would answer it as its own error
+                    self._busy = busy
+                return
+            if not await self.write_chunks(body):
+                self._gone.set()  # closed by the server, which tells no one: the SDK's receive() learns here
+            if not more:
                 self.finish()
 
     def _finish_error(self, body: bytes) -> None:

@@ -45,7 +45,9 @@ ERRORS: dict[int, tuple[str, type[errors.RestifyError], str, str]] = {
            "the password hashing queue is full, or an expensive query (a search, a relation sort, a long in "
            "list, a deep page) while the caller has one running or the server runs as many as it takes; retry "
            "after Retry-After seconds.")),
-    503: ("ServiceUnavailable", errors.ServiceUnavailable, "Error", "The database is unreachable; retry later."),
+    503: ("ServiceUnavailable", errors.ServiceUnavailable, "Error",
+          ("The database is unreachable; retry later. Or, for an answer over 64 KiB, the server is busy sending "
+           "other answers (server.max_pending_bytes); retry after Retry-After seconds.")),
 }
 
 # What every route may answer before its operation runs (JsonHandler.prepare): an invalid
@@ -72,7 +74,7 @@ def _responses() -> dict[str, Schema]:
     for status, (name, _, body, description) in ERRORS.items():
         response: Schema = {"description": description,
                             "content": {JSON: {"schema": schema_ref(body), "example": _error_example(status)}}}
-        if status == 429:
+        if status in (429, 503):
             response["headers"] = {"Retry-After": {"description": "Seconds to wait before trying again.",
                                                    "schema": {"type": "integer", "minimum": 1}}}
         responses[name] = response

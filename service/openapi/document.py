@@ -16,7 +16,8 @@ The repositories of this application as a JSON REST API (Restify for Python).
 Errors are JSON whatever the Accept header: 400 malformed JSON or query, 401 `Unauthenticated.`, 403
 `This action is unauthorized.`, 404 `Not found.`, 405 a method the path does not take, 413 a body above the
 limit, 414 a query string above the limit, 422 field errors, 429 too many failed logins or an expensive
-query while its turns are taken (`Retry-After`), 503 the database is unreachable. No stack traces, ever.
+query while its turns are taken (`Retry-After`), 503 the database is unreachable, or the server is busy
+sending other large answers (`Retry-After`). No stack traces, ever.
 
 Send `Authorization: Bearer <token>` (from /register or /login). Repository routes admit guests unless
 `routes.middleware` contains `auth:token`; policies decide the rest (a refused guest gets 401, a user 403).

@@ -10,7 +10,7 @@ class OpenApiHandler(JsonHandler):
     async def get(self) -> None:
         # Read per request (cached per registry object), so a live reload is followed.
         self.set_header("Content-Type", "application/json; charset=UTF-8")
-        self.finish(document_json(self.app.registry, self.app.settings))
+        await self.send_bytes(document_json(self.app.registry, self.app.settings))
 
 
 def openapi_routes(app: Restify) -> list[tuple]:
