@@ -27,8 +27,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     # under way; clean-up (serve at start, storage:prune) leaves them alone.
     "files": {"disk": "local", "root": "var/storage", "max_bytes": 2_097_152, "url_prefix": "/storage",
               "stale_after_seconds": 3600},
+    # profile: whose query shapes storage/ sends, "auto" (the server's own), "mongodb" or
+    # "embedded" (to any server; see storage/indexes.py).
     "database": {"uri": "", "name": "restify", "embedded_dir": "var/db", "timeout_ms": 2000,
-                 "auto_indexes": True},
+                 "auto_indexes": True, "profile": "auto"},
     "pagination": {"per_page": 15, "relatable_per_page": 15, "max_per_page": None},
     "routes": {"middleware": []},
     "auth": {"user_repository": "users", "argon2_time_cost": 3, "argon2_memory_kib": 65536,

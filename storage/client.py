@@ -15,7 +15,7 @@ from storage.collection import _SESSION, Collection
 from storage.counters import Counters
 from storage.files import GridFSDisk
 from storage.guard import unavailable_as_error
-from storage.indexes import IndexSupport, index_support
+from storage.indexes import IndexSupport, index_support, profile_name
 from storage.journal import Journal
 
 DEFAULT_DATABASE = "restify"
@@ -39,11 +39,15 @@ class Database:
     """`name` is used as given; without one, the URI's database (see `database_name`).
 
     `timeout_ms` bounds every operation; None leaves operations unbounded, for long-lived
-    readers such as change-stream watchers, which open their own `Database` that way."""
+    readers such as change-stream watchers, which open their own `Database` that way.
+
+    `profile` (`database.profile`: "auto", "mongodb" or "embedded") decides whose query shapes
+    are sent: see storage/indexes.py."""
 
     def __init__(self, uri: str, name: str | None = None, listeners: list[Any] | None = None,
-                 timeout_ms: int | None = DEFAULT_TIMEOUT_MS) -> None:
+                 timeout_ms: int | None = DEFAULT_TIMEOUT_MS, profile: str = "auto") -> None:
         self.uri = uri
+        self.profile = profile_name(profile)
         self.name = name or database_name(uri)
         bounds: dict[str, Any] = {} if timeout_ms is None else {
             "timeoutMS": timeout_ms, "serverSelectionTimeoutMS": timeout_ms}
@@ -52,10 +56,11 @@ class Database:
         self._collections: dict[str, Collection] = {}
         self._watchers: dict[str, Watcher] = {}
         self._transactions: bool | None = None
+        self._support: IndexSupport | None = None
 
     def collection(self, name: str) -> Collection:
         if name not in self._collections:
-            self._collections[name] = Collection(self._db[name])
+            self._collections[name] = Collection(self._db[name], self.index_support)
         return self._collections[name]
 
     def counters(self, name: str) -> Counters:
@@ -111,14 +116,18 @@ class Database:
         await self._client.drop_database(self.name)
 
     async def index_support(self) -> IndexSupport:
-        """What the server does with indexes (the embedded one renames them, among others)."""
-        return await index_support(self._db)
+        """What the server does with indexes (the embedded one renames them, among others), and whose
+        shapes it is sent under the profile; asked once."""
+        if self._support is None:
+            self._support = await index_support(self._db, self.profile)
+        return self._support
 
     def close(self) -> None:
         self._client.close()
 
 
 def connect(uri: str, name: str | None = None, listeners: list[Any] | None = None,
-            timeout_ms: int | None = DEFAULT_TIMEOUT_MS) -> Database:
-    """`timeout_ms` bounds every operation, from server selection to the last byte read."""
-    return Database(uri, name, listeners, timeout_ms)
+            timeout_ms: int | None = DEFAULT_TIMEOUT_MS, profile: str = "auto") -> Database:
+    """`timeout_ms` bounds every operation, from server selection to the last byte read; `profile`
+    is `database.profile` (ValueError for a value it does not know)."""
+    return Database(uri, name, listeners, timeout_ms, profile)

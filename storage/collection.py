@@ -3,7 +3,7 @@ import collections.abc as abc
 import re
 from contextvars import ContextVar
 from dataclasses import replace
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from pymongo import ReturnDocument
@@ -85,23 +85,28 @@ def _stored(document: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
 
 
 class Collection:
-    def __init__(self, motor_collection: Any) -> None:
+    """`support`: what the database's server is sent (`Database.index_support`, which applies the
+    profile); without it, the server's own shapes, asked once."""
+
+    def __init__(self, motor_collection: Any, support: Callable[[], Awaitable[IndexSupport]] | None = None) -> None:
         self._col = motor_collection
         self.name: str = motor_collection.name
         self._support: IndexSupport | None = None
+        self._ask_support = support
 
     @unavailable_as_error
     async def find(self, where: Filter, sort: Sort | None = None, skip: int = 0, limit: int = 0) -> list[dict]:
         parts = await self._search_parts(where)
         if parts is not None:
-            # A search through related ids on the embedded server: plain parts, merged (storage/search_parts.py).
+            # A search through related ids, in the embedded server's shapes: plain parts, merged
+            # (storage/search_parts.py).
             try:
                 return await merged(self._read_part, parts, sort, skip, limit)
             except OutOfOrder:
                 pass
         if where.after is not None and not skip and list(where.after[0]) == list(sort or ()) \
                 and not (await self._server()).id_ranges_indexed:
-            # A keyset page on the embedded server: through the _id index, in plain parts (no $or).
+            # A keyset page in the embedded server's shapes: through the _id index, in plain parts (no $or).
             bound = id_bound(where, sort)
             documents = await self._find_by_id_bound(where, bound, sort, limit) if bound is not None else None
             if documents is not None:
@@ -154,7 +159,7 @@ class Collection:
 
     async def _server(self) -> IndexSupport:
         if self._support is None:
-            self._support = await index_support(self._col.database)
+            self._support = await (self._ask_support() if self._ask_support else index_support(self._col.database))
         return self._support
 
     @unavailable_as_error
@@ -169,7 +174,7 @@ class Collection:
             return await self._col.estimated_document_count()
         text_ids = ids_as_text(query)
         if text_ids is not query and not (await self._server()).aggregate_binds_ids:
-            query = text_ids  # an id in a filter or a read rule (scope {"id": ...}), on the embedded server
+            query = text_ids  # an id in a filter or a read rule (scope {"id": ...}), in the embedded server's shapes
         # $match + $count: count_documents' $group pipeline is slow on the embedded server.
         rows = await self._col.aggregate([{"$match": query}, {"$count": "n"}]).to_list(length=1)
         return rows[0]["n"] if rows else 0

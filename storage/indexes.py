@@ -4,8 +4,19 @@ The embedded nx-27017 server differs from MongoDB in three ways callers must kno
 with what exists: it renames every index (`idx_<collection>_<fields>`), lists every key as
 ascending, and refuses a compound index that includes `_id`. `IndexSupport` says which server
 answers, so those differences are reported as such, not as drift.
+
+`IndexSupport` is also the one place where `storage/` chooses between the query shapes it sends
+MongoDB and those it sends the embedded server: a keyset page or a search as one `$or` or as plain
+parts, a page over the id as a `$gt` on `_id` or as the find's `min`/`max` bound, ObjectIds or their
+text in a count. The `database.profile` setting decides whose query shapes are sent (`support_for`):
+"auto" those of the server that answers, "mongodb" MongoDB's to any server (CI runs the storage and
+query tests that way on the embedded server, so MongoDB's paths run there), "embedded" the embedded
+server's to any server (wrong answers on MongoDB: ids compared as text). What the server accepts as
+an index and how it lists indexes stay the server's own: the embedded server accepts a compound index
+with `_id` on a collection not yet made, and then refuses every insert into it.
 """
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pymongo.errors import DuplicateKeyError, OperationFailure
@@ -15,6 +26,8 @@ from storage.guard import unavailable_as_error
 
 Keys = tuple[tuple[str, int], ...]
 EMBEDDED_PROCESS = "nx_27017"  # what the embedded server answers to buildInfo as its process
+PROFILES = ("auto", "mongodb", "embedded")  # the values of `database.profile`
+log = logging.getLogger("restify")
 
 
 class IndexRefused(StorageError):
@@ -30,15 +43,26 @@ class ExistingIndex:
 
 @dataclass(frozen=True)
 class IndexSupport:
-    server: str              # "MongoDB" or "nx-27017 (embedded)"
+    server: str              # "MongoDB" or "nx-27017 (embedded)", and whose query shapes it is sent if not its own
+    # What the server accepts and answers, whatever the profile:
     id_in_compound: bool     # a compound index may include _id
     reports_direction: bool  # list_indexes keeps each key's direction
     keeps_names: bool        # list_indexes answers the name the index was created with
+    # The query shapes it is sent, which the profile may choose (`sending`):
     id_ranges_indexed: bool = True  # a range on _id ($gt...) is read from the _id index
     # An aggregate's $match (a count) takes an ObjectId. The embedded server's cannot bind one (the
     # command fails), and matches `_id` by its hex text instead, as its find matches ObjectIds.
     aggregate_binds_ids: bool = True
     or_indexed: bool = True  # a $or is read from indexes (not evaluated over every document)
+
+    def sending(self, shapes: "IndexSupport") -> "IndexSupport":
+        """This server, sent the query shapes of `shapes`; the indexes it accepts and how it lists
+        them stay its own."""
+        if shapes == self:
+            return self
+        return replace(shapes, server=f"{self.server}, sent {shapes.server}'s query shapes",
+                       id_in_compound=self.id_in_compound, reports_direction=self.reports_direction,
+                       keeps_names=self.keeps_names)
 
 
 MONGODB = IndexSupport("MongoDB", id_in_compound=True, reports_direction=True, keeps_names=True)
@@ -80,7 +104,27 @@ async def list_indexes(motor_collection: Any) -> list[ExistingIndex]:
             for d in found]
 
 
+def profile_name(profile: str | None) -> str:
+    """`database.profile` as one of PROFILES (unset or empty: "auto"); ValueError for anything else."""
+    name = (profile or "auto").strip().lower() or "auto"
+    if name not in PROFILES:
+        raise ValueError(f"database.profile must be one of {', '.join(PROFILES)}, not {profile!r}")
+    return name
+
+
+def support_for(server: IndexSupport, profile: str) -> IndexSupport:
+    """What `server` is sent under `profile` (a name from PROFILES): every choice of a shape reads this."""
+    if profile == "mongodb":
+        return server.sending(MONGODB)
+    if profile == "embedded":
+        if server == MONGODB:
+            log.warning("database.profile is \"embedded\" on MongoDB: some answers will be wrong (counts "
+                        "and cursor pages by id compare ids as text)")
+        return server.sending(EMBEDDED)
+    return server
+
+
 @unavailable_as_error
-async def index_support(motor_database: Any) -> IndexSupport:
+async def index_support(motor_database: Any, profile: str = "auto") -> IndexSupport:
     info = await motor_database.command("buildInfo")
-    return EMBEDDED if info.get("process") == EMBEDDED_PROCESS else MONGODB
+    return support_for(EMBEDDED if info.get("process") == EMBEDDED_PROCESS else MONGODB, profile_name(profile))

@@ -2,7 +2,8 @@
 
 The embedded nx-27017 server starts once per session; each test gets its own
 database, so tests never see each other's records. Set MONGODB_URI to run the
-same suite against a real MongoDB.
+same suite against a real MongoDB, and RESTIFY_DATABASE_PROFILE=mongodb to send
+MongoDB's query shapes to the embedded server (tests/servers.py).
 """
 import json
 import os
@@ -20,9 +21,20 @@ from service.core.registry import load_app
 from service.console.application import make_app
 from storage import EmbeddedServer, connect
 from tests.commands import CommandCounter
+from tests.servers import EMBEDDED_SHAPES, MONGODB_SHAPES_ON_EMBEDDED, PROFILE
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST_HASHING = {"argon2_time_cost": 1, "argon2_memory_kib": 1024}
+
+
+def pytest_runtest_setup(item):
+    """The profile's skips (tests/servers.py): each says why, from its marker."""
+    for name, skipped, sent in (("embedded_shapes", not EMBEDDED_SHAPES, "MongoDB's shapes are sent"),
+                                ("embedded_cannot", MONGODB_SHAPES_ON_EMBEDDED,
+                                 "MongoDB's shapes are sent to the embedded server")):
+        marker = item.get_closest_marker(name)
+        if marker is not None and skipped:
+            pytest.skip(f"{sent} (database.profile {PROFILE}): {marker.args[0] if marker.args else name}")
 
 
 @pytest.fixture(scope="session")
@@ -60,7 +72,8 @@ def config(tmp_path):
     """Settings overrides for this test: change them before `restify` is built."""
     # Tests register many users from 127.0.0.1 in one database; the registration throttle's own
     # tests (tests/http/test_throttle.py) set their limits.
-    return {"auth": {**FAST_HASHING, "registrations_per_address": 10_000}, "files": {"root": str(tmp_path / "storage")}}
+    return {"auth": {**FAST_HASHING, "registrations_per_address": 10_000}, "files": {"root": str(tmp_path / "storage")},
+            "database": {"profile": PROFILE}}
 
 
 @pytest.fixture
@@ -70,7 +83,7 @@ def commands():
 
 @pytest.fixture
 def db(io_loop, mongodb_uri, db_name, commands):
-    database = connect(mongodb_uri, db_name, listeners=[commands])
+    database = connect(mongodb_uri, db_name, listeners=[commands], profile=PROFILE)
     yield database
     database.close()
 
@@ -156,6 +169,7 @@ def api(app, http_server_client):
 def database_env(mongodb_uri):
     """Environment for a `restify` process on this session's database server, in a database of its own."""
     return {"MONGODB_URI": mongodb_uri, "RESTIFY_DATABASE_NAME": f"t_{uuid.uuid4().hex[:12]}",
+            "RESTIFY_DATABASE_PROFILE": PROFILE,
             "RESTIFY_AUTH_ARGON2_TIME_COST": "1", "RESTIFY_AUTH_ARGON2_MEMORY_KIB": "1024"}
 
 

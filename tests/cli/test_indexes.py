@@ -75,3 +75,14 @@ def test_serve_stops_when_stored_values_break_a_unique_rule(database_env):
     result = restify("serve", "--port", str(free_port()), env=database_env)
     assert result.returncode == 1
     assert result.stderr.startswith("restify: cannot serve: the unique index users ['email'] cannot be made: ")
+
+
+def test_the_profile_set_in_the_environment_decides_the_shapes_the_server_is_sent(database_env):
+    result = restify("indexes", env={**database_env, "RESTIFY_DATABASE_PROFILE": "mongodb"})
+    assert result.returncode == 0, result.stderr
+    server = "nx-27017 (embedded), sent MongoDB's query shapes" if EMBEDDED else "MongoDB"
+    assert result.stdout.startswith(f"Server: {server}. Indexes are compared by their keys, not their names.\n")
+    # The index plan is the server's own whatever the profile.
+    assert ("This server refuses a compound index that includes _id" in result.stdout) is EMBEDDED
+    refused = restify("indexes", env={**database_env, "RESTIFY_DATABASE_PROFILE": "mongo"})
+    assert refused.stderr == "restify: database.profile must be one of auto, mongodb, embedded, not 'mongo'\n"

@@ -6,15 +6,14 @@ several keys as a few plain queries (storage/keyset_reads.py) instead of one `$o
 evaluates both in Python over the documents. On MongoDB the one portable query is sent. The answers
 must be the same pages.
 """
-import os
 from dataclasses import replace
 
 import pytest
 from pymongo import monitoring
 
 from storage import Filter, connect
+from tests.servers import EMBEDDED_SHAPES, PROFILE
 
-EMBEDDED = not os.environ.get("MONGODB_URI")
 ROWS = [{"name": f"r{n}", "group": "ab"[n % 2], "at": f"2024-01-{n + 1:02d}T12:00:00.000Z"} for n in range(9)]
 
 
@@ -40,7 +39,7 @@ def finds():
 
 @pytest.fixture
 def rows(io_loop, mongodb_uri, db_name, finds):
-    database = connect(mongodb_uri, db_name, listeners=[finds])
+    database = connect(mongodb_uri, db_name, listeners=[finds], profile=PROFILE)
     yield database.collection("rows")
     database.close()
 
@@ -89,7 +88,8 @@ async def test_a_malformed_position_matches_nothing(rows):
     assert await rows.find(Filter(after=((("id", 1),), ("not-an-id",))), sort=[("id", 1)], limit=2) == []
 
 
-@pytest.mark.skipif(not EMBEDDED, reason="MongoDB reads $gt on _id from its index; the bound is embedded-only")
+@pytest.mark.embedded_shapes("MongoDB reads $gt on _id from its index; the min/max bound is sent to the embedded "
+                             "server only")
 @pytest.mark.parametrize("direction, bound", [(1, "min"), (-1, "max")])
 async def test_on_the_embedded_server_an_id_page_is_bounded_by_the_id_index(rows, finds, direction, bound):
     stored = [await rows.insert(row) for row in ROWS]
@@ -139,7 +139,8 @@ async def test_a_page_over_several_keys_after_a_deleted_record_starts_where_it_w
     assert [d["name"] for d in page] == order[4:7]
 
 
-@pytest.mark.skipif(not EMBEDDED, reason="MongoDB reads the $or keyset from its index in one query")
+@pytest.mark.embedded_shapes("MongoDB reads the $or keyset from its index in one query; the plain parts are sent "
+                             "to the embedded server only")
 async def test_on_the_embedded_server_a_page_over_several_keys_sends_no_or(rows, finds):
     stored = [await rows.insert(row) for row in RANKED]
     finds.finds.clear()
@@ -148,3 +149,15 @@ async def test_on_the_embedded_server_a_page_over_several_keys_sends_no_or(rows,
     page = await rows.find(Filter(after=(tuple(sort), (2, position["id"]))), sort=sort, limit=3)
     assert len(page) == 3
     assert finds.finds and all("$or" not in str(command["filter"]) for command in finds.finds)
+
+
+@pytest.mark.skipif(EMBEDDED_SHAPES, reason="the embedded server's shapes are sent: bounds and plain parts")
+async def test_where_mongodbs_shapes_are_sent_a_page_is_one_portable_find(rows, finds):
+    stored = [await rows.insert(row) for row in RANKED]
+    finds.finds.clear()
+    by_id, by_rank = [("id", 1)], [("rank", -1), ("id", 1)]
+    await rows.find(Filter(after=(tuple(by_id), (stored[3]["id"],))), sort=by_id, limit=3)
+    await rows.find(Filter(after=(tuple(by_rank), (2, stored[3]["id"]))), sort=by_rank, limit=3)
+    by_id_command, by_rank_command = finds.finds
+    assert "$gt" in str(by_id_command["filter"]) and "min" not in by_id_command
+    assert "$or" in str(by_rank_command["filter"])

@@ -5,14 +5,14 @@ as disjoint plain parts, counted by adding their counts and paged by merging the
 chunk of each part at a time (storage/search_parts.py); MongoDB gets the one portable `$or`. The
 oracle is the portable query itself, sent to the same server.
 """
-import os
 from dataclasses import replace
 
 import pytest
+
 from storage import Filter, search_parts
 from storage.ids import to_plain
+from tests.servers import EMBEDDED_SHAPES
 
-EMBEDDED = not os.environ.get("MONGODB_URI")
 # `owner` is a belongs-to key; owners "o1" and "o3" are the related records whose names match.
 ROWS = [{"name": f"r{n}", "title": ["apple", "pear", "grape", "plum"][n % 4], "rank": [2, None, 1, 3, 2][n % 5],
          "owner": [None, "o1", "o2", "o3", "o4"][n % 5] if n % 7 else "o9"} for n in range(23)]
@@ -122,7 +122,8 @@ def _matches(row: dict, where: Filter) -> bool:
         any(row.get(name) in ids for name, ids in where.search_within)
 
 
-@pytest.mark.skipif(not EMBEDDED, reason="MongoDB reads the $or from its indexes in one query")
+@pytest.mark.embedded_shapes("MongoDB reads the $or from its indexes in one query; the plain parts are sent to the "
+                             "embedded server only")
 async def test_on_the_embedded_server_no_command_carries_a_or_or_reads_more_than_a_chunk(rows, commands, monkeypatch):
     monkeypatch.setattr(search_parts, "CHUNK", 3)
     where = searching()
@@ -137,3 +138,12 @@ async def test_a_sort_on_values_the_merge_does_not_order_reads_the_portable_quer
     await rows.insert({"name": "listed", "title": "apple", "rank": [1, 2]})
     where, sort = searching(), [("rank", 1), ("id", 1)]
     assert await names(rows, where, sort) == await portable(rows, where, sort)
+
+
+@pytest.mark.skipif(EMBEDDED_SHAPES, reason="the embedded server's shapes are sent: plain parts")
+async def test_where_mongodbs_shapes_are_sent_a_search_is_one_portable_or(rows, commands):
+    where = searching()
+    await rows.find(where, sort=[("rank", -1), ("id", 1)], skip=4, limit=5)
+    await rows.count(where)
+    reads = [command for command in commands.sent if "find" in command or "aggregate" in command]
+    assert len(reads) == 2 and all("$or" in str(command) for command in reads)
