@@ -19,7 +19,7 @@ which operation; `values` holds `updated_at`, and for sync the new array too, wh
 from dataclasses import dataclass
 from typing import Any
 
-from service.core import budget as budgets, fieldsets, operations
+from service.core import budget as budgets, fieldsets, operations, visibility
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import NotFound, PreconditionFailed, ValidationFailed
@@ -76,7 +76,7 @@ def _requested(app: Restify, payload: Any, name: str, operation: str) -> list[st
 async def _visible(app: Restify, relation: ResourceRelation, context: Context,
                    ids: list[Any]) -> dict[str, Any]:
     """The related records among `ids` the user may see (scope and `show`), as models, by id."""
-    found = await operations.find_many(app, relation.target, context, ids)
+    found = await visibility.of(app, relation.target, context.user).find_many(ids)
     return {id: relation.target.model(row) for id, row in found.items()}
 
 
