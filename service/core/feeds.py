@@ -8,7 +8,7 @@ record they received out of their view is a `deleted` for them; a delete reaches
 who could see the record (on the pre-delete image when the server gives one, else on the ids
 already sent to them), so ids never leak. Each front door (SSE, GraphQL) only formats events.
 
-    RestifyError -> LiveUnavailable (501)   the database has no change streams
+    LiveUnavailable (service.core.errors)   the database has no change streams
     FeedEnded -> ConsumerTooSlow | AccessRevoked   why a subscription stopped
 """
 import asyncio
@@ -21,7 +21,7 @@ from typing import Any
 from service.core import audience, auth
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import RestifyError, TooManyRequests
+from service.core.errors import LiveUnavailable, TooManyRequests
 from service.core.filter_objects import index_query
 from service.core.matching import satisfies
 from service.core.operations import enter
@@ -31,11 +31,6 @@ from storage import Change, ChangesUnsupported, HistoryLost
 
 CREATED, UPDATED, DELETED, RESET = "created", "updated", "deleted", "reset"
 _KINDS = {"insert": CREATED, "update": UPDATED}
-
-
-class LiveUnavailable(RestifyError):
-    status, code = 501, "LIVE_UNAVAILABLE"
-    default_message = "Live changes need a database with change streams (a MongoDB replica set)."
 
 
 class FeedEnded(Exception):

@@ -12,14 +12,17 @@ from tornado.web import HTTPError, RequestHandler, stream_request_body
 from service.core import auth
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import Answer, BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge, UriTooLong, answer
+from service.core.errors import (
+    Answer, BadRequest, MalformedRequest, MethodNotAllowed, NotFound, PayloadTooLarge, RestifyError, UriTooLong, answer,
+)
 from service.core.models import Model
 from service.core.uploads import Upload
 from service.http.access import request_id
 
 SERVER_NAME = "restify"  # the `Server` header, without a version for scanners to match
-_HTTP_MESSAGES = {400: "The request is malformed.", 404: "Not found.", 405: "Method not allowed.",
-                  413: "The request body is too large.", 500: "Server error."}
+# What the HTTP server's own refusals (Tornado's, before or instead of a handler) say: the error table's words.
+_HTTP_MESSAGES = {error.status: error.default_message
+                  for error in (MalformedRequest, NotFound, MethodNotAllowed, PayloadTooLarge, RestifyError)}
 
 
 class _NotJsonNumber(ValueError):

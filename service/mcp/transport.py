@@ -24,7 +24,7 @@ from tornado.web import Application
 
 from service.config import Settings
 from service.core.app import Restify
-from service.core.errors import MethodNotAllowed, RestifyError, Unauthenticated
+from service.core.errors import EndpointUnavailable, MethodNotAllowed, Unauthenticated
 from service.http.base import JsonHandler
 from service.mcp.server import Caller, build_server
 
@@ -32,10 +32,6 @@ log = logging.getLogger("restify.mcp")
 PATH = "/mcp"
 ALLOWED = "POST"  # the stateless endpoint has no session: no GET stream, no DELETE
 _CALLER = "restify.caller"  # the ASGI scope key that carries the authenticated Caller to the tools
-
-
-class EndpointUnavailable(RestifyError):
-    status, code, default_message = 503, "SERVICE_UNAVAILABLE", "The MCP endpoint is not available."
 
 
 def _listed(value: Any) -> list[str]:
