@@ -62,7 +62,7 @@ def build(settings: Settings, uri: str, timeout_ms: int | None = None) -> Restif
     registry = load_registry(settings)
     # The URI's own database wins: `database.name` only names one for a URI without it.
     db: Database = connect(uri, database_name(uri, settings.get("database", "name")),
-                           timeout_ms=timeout_ms or int(settings.get("database", "timeout_ms") or 2000))
+                           timeout_ms=timeout_ms or int(settings.positive("database", "timeout_ms")))
     return Restify(settings, registry, db)
 
 

@@ -29,12 +29,11 @@ from storage import Filter
 if TYPE_CHECKING:
     from service.core.app import Restify
 
-DEFAULT_LIMIT = 10_000
 _MAX_BATCH = 32  # parents counted at once
 
 
 def limit(app: "Restify") -> int:
-    return int(app.settings.get("query", "max_relation_sort") or DEFAULT_LIMIT)
+    return int(app.settings.positive("query", "max_relation_sort"))
 
 
 async def _parents(app: "Restify", relation: ResourceRelation, context: Context, where: Filter,

@@ -136,7 +136,7 @@ class JsonHandler(RequestHandler):
             return
         self.set_header("X-Request-Id", self.request_id)
         origin = self.request.headers.get("Origin")
-        allowed = self.app.settings.get("cors", "allowed_origins") or []
+        allowed = self.app.settings.value("cors", "allowed_origins")
         if origin and (origin in allowed or "*" in allowed):
             self.set_header("Access-Control-Allow-Origin", origin)
             self.set_header("Vary", "Origin")
