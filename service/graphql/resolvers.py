@@ -111,13 +111,13 @@ class RepositoryResolvers(BulkResolvers):
         """The profile, on the user repository's resolvers: the same operation as GET /profile."""
         return flatten(await profile.show(self.app, self.context(info, relatablePerPage=self._relatable(info))))
 
-    async def list(self, info: GraphQLResolveInfo, first: int = 15, page: int = 1, search: str | None = None,
+    async def list(self, info: GraphQLResolveInfo, first: int | None = None, page: int = 1, search: str | None = None,
                    sort: str | None = None, filter: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         context = self.context(info, perPage=first, page=page, search=search, sort=sort)
         body = await operations.index(self.app, self.resource, with_filter(context, filter))
         return [flatten(item) for item in body["data"]]
 
-    async def paginate(self, info: GraphQLResolveInfo, first: int = 15, page: int = 1, after: str | None = None,
+    async def paginate(self, info: GraphQLResolveInfo, first: int | None = None, page: int = 1, after: str | None = None,
                        before: str | None = None, search: str | None = None, sort: str | None = None,
                        filter: dict[str, Any] | None = None, count: str = "EXACT") -> dict[str, Any]:
         """`<type>Page`: the list with the REST index's meta; `after`/`before` are its cursor."""
