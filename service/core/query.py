@@ -29,8 +29,8 @@ _COUNTS = ("exact", "none")
 
 @dataclass
 class IndexQuery:
+    per_page: int               # the page size asked for, else the repository's, else the setting's
     page: int = 1
-    per_page: int = 15
     search: str = ""
     equals: dict[str, Any] = field(default_factory=dict)
     sort: list[tuple[str, int]] = field(default_factory=list)

@@ -13,7 +13,7 @@ and, tested in the process (`admits`), the changes a live feed delivers.
     where = seen.within(Filter(equals=...))     # the scope inside the query
     rows = seen.shown(await collection.find(where))
 """
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -50,7 +50,7 @@ class Visible:
         """`where`, narrowed to the records the scope lets the user read."""
         return replace(where if where is not None else Filter(), any_of=self.scope)
 
-    def shows(self, document: Mapping[str, Any]) -> bool:
+    def shows(self, document: dict[str, Any]) -> bool:
         """`show` for a record the scope let through (see `Gate.shows`)."""
         return self.gate.shows(self.resource.model(document))
 
@@ -58,7 +58,7 @@ class Visible:
         """The documents `show` allows, in their order."""
         return [document for document in documents if self.shows(document)]
 
-    def admits(self, document: Mapping[str, Any]) -> bool:
+    def admits(self, document: dict[str, Any]) -> bool:
         """For a document no query read (a change stream delivered it): the scope tested in the
         process, as the query would test it, then `show`."""
         return self.entered and scopes.admits(self.scope, document) and self.shows(document)

@@ -155,7 +155,7 @@ class McpHandler(JsonHandler):
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         error = kwargs.get("exc_info", (None, None))[1]
-        if isinstance(error, MethodNotAllowed) or getattr(error, "status_code", None) == 405:
+        if isinstance(error, MethodNotAllowed) or getattr(error, "status_code", None) == MethodNotAllowed.status:
             self.set_header("Allow", ALLOWED)
         super().write_error(status_code, **kwargs)
 
