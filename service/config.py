@@ -5,7 +5,9 @@ Environment variables win: `HOST`, `PORT`, `MONGODB_URI`, and `RESTIFY_<SECTION>
 when they parse as one (numbers, booleans, arrays) and as plain strings otherwise.
 """
 import copy
+import math
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -83,6 +85,22 @@ class Settings:
     def get(self, section: str, key: str, default: Any = None) -> Any:
         return self.values.get(section, {}).get(key, default)
 
+    def value(self, section: str, key: str) -> Any:
+        """The setting; one left empty (null or "") takes its default, the one in DEFAULTS."""
+        raw = self.get(section, key)
+        return _default(section, key) if raw is None or raw == "" else raw
+
+    def number(self, section: str, key: str) -> int | float:
+        """A numeric setting; one left empty or not a number takes its default (DEFAULTS)."""
+        found = _number(self.get(section, key))
+        return _default(section, key) if found is None else found
+
+    def positive(self, section: str, key: str) -> int | float:
+        """A size, count or time that must be above 0; one that is not (0, empty, not a number) takes its
+        default (DEFAULTS)."""
+        found = _number(self.get(section, key))
+        return _default(section, key) if found is None or found <= 0 else found
+
     def set(self, section: str, key: str, value: Any) -> None:
         self.values.setdefault(section, {})[key] = value
 
@@ -114,11 +132,33 @@ class Settings:
 
     @property
     def requires_user(self) -> bool:
-        return "auth:token" in (self.get("routes", "middleware") or [])
+        return "auth:token" in self.value("routes", "middleware")
 
     @property
     def mongodb_uri(self) -> str:
-        return self.get("database", "uri") or ""
+        return self.value("database", "uri")
+
+
+_FLOAT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def _default(section: str, key: str) -> Any:
+    return copy.deepcopy(DEFAULTS.get(section, {}).get(key))
+
+
+def _number(raw: Any) -> int | float | None:
+    """`raw` as a number (a number, or text that reads as one); None for anything else."""
+    if isinstance(raw, bool) or raw is None:
+        return None
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, float):
+        return raw if math.isfinite(raw) else None
+    text = str(raw).strip()
+    try:
+        return int(text)
+    except ValueError:
+        return _number(float(text)) if _FLOAT.match(text) else None
 
 
 def _literal(text: str) -> Any:

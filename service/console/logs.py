@@ -30,8 +30,8 @@ class JsonFormatter(logging.Formatter):
 
 def configure(settings: Settings, log_format: str | None = None) -> None:
     """`log_format` (from `--log-format`) wins over the `log.format` setting."""
-    chosen = log_format or settings.get("log", "format") or "text"
-    access = settings.get("log", "access") or "errors"
+    chosen = log_format or settings.value("log", "format")
+    access = settings.value("log", "access")
     if chosen not in FORMATS:
         raise ValueError(f"log.format must be one of {', '.join(FORMATS)}, not {chosen!r}")
     if access not in ACCESS_LEVELS:

@@ -62,8 +62,8 @@ def build(settings: Settings, uri: str, timeout_ms: int | None = None) -> Restif
     registry = load_registry(settings)
     # The URI's own database wins: `database.name` only names one for a URI without it.
     db: Database = connect(uri, database_name(uri, settings.get("database", "name")),
-                           timeout_ms=timeout_ms or int(settings.get("database", "timeout_ms") or 2000),
-                           profile=str(settings.get("database", "profile") or "auto"))
+                           timeout_ms=timeout_ms or int(settings.positive("database", "timeout_ms")),
+                           profile=str(settings.value("database", "profile")))
     return Restify(settings, registry, db)
 
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from service.core import admission, operations
+from service.core import admission, operations, visibility
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import BadRequest, ValidationFailed
@@ -174,17 +174,17 @@ async def _selected(app: Restify, resource: Resource, selection: Any, context: C
     """The records an index action runs on, each one the user may see: every record of `ids`, or
     for "all" every record the user's scope and the request's index filters select."""
     limit = app.settings.cap("actions", "max_records")
+    seen = visibility.of(app, resource, context.user)
     if selection == ALL:
         fields = resource.fields(context)
         query = _index_query(app, resource, fields, context)
         async with admission.taking_turns(app, resource, fields, query, context):  # a search, a long in list
-            where = await operations.index_filter(app, resource, fields, query, context)
+            where = await operations.index_filter(app, resource, fields, query, context, seen)
             documents = await app.collection(resource).find(where, sort=[("id", 1)], limit=limit + 1 if limit else 0)
         if limit is not None and len(documents) > limit:
             raise BadRequest(f"The action would run on more than {limit} records; narrow the filters.",
                              {SELECTION: [f"More than {limit} records are selected."]})
-        gate = app.registry.policies.gate(resource.model, context.user)
-        return [d for d in documents if gate.shows(resource.model(d))]
+        return seen.shown(documents)
     if selection is None or selection == [] or selection == "":
         raise _refuse(SELECTION, f"The {SELECTION} field is required.")
     if not isinstance(selection, list) or not all(isinstance(item, str) for item in selection):
@@ -192,7 +192,7 @@ async def _selected(app: Restify, resource: Resource, selection: Any, context: C
     if limit is not None and len(selection) > limit:
         raise _refuse(SELECTION, f"The {SELECTION} may not have more than {limit} items.")
     ids = list(dict.fromkeys(canonical_id(item) for item in selection))
-    found = await operations.find_many(app, resource, context, ids)
+    found = await seen.find_many(ids)
     # An id the user cannot see is refused like one that does not exist, by its place in the list.
     missing = {f"{SELECTION}.{n}": ["The selected record is invalid."] for n, item in enumerate(selection)
                if canonical_id(item) not in found}

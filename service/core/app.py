@@ -25,8 +25,8 @@ class Restify:
         self.passwords = Passwords(
             time_cost=int(settings.get("auth", "argon2_time_cost")),
             memory_kib=int(settings.get("auth", "argon2_memory_kib")),
-            threads=int(settings.get("auth", "hash_threads") or 1),
-            queue=int(settings.get("auth", "hash_queue") or 0),
+            threads=int(settings.positive("auth", "hash_threads")),
+            queue=int(settings.number("auth", "hash_queue")),
         )
         # The registries whose unique indexes exist; shared by every pinned view of this application.
         self._indexed: weakref.WeakSet[Registry] = weakref.WeakSet()

@@ -10,23 +10,24 @@ repository the user may see (its scope and `show`), else 422 under `errors.<rela
 related record, `sync_<relation>(user, record)`; each falls back to `update(user, record)`, and a
 sync without its own method needs the attach and detach it makes.
 
-The write is one atomic update: `$addToSet` / `$pull` with the version (`If-Match` checked inside),
-or for sync one `$set` of the whole array at the version it read, which keeps the attached ids the
-user cannot see. A relation change is a change of the record: it gets a new version and
-`updated_at`, and the repository's `before_update` / `updated` hooks run (`context.action` says
-which operation; `values` holds `updated_at`, and for sync the new array too, which the hook may change).
+A relation change is a change of the record, written by the one write path (`service.core.writes`)
+like any update: `updated_at`, the repository's `before_update` hook, the atomic save with a new
+version, then the `updated` hook (`context.action` says which operation; `values` holds `updated_at`,
+and for sync the new array too, which the hook may change). The save is one atomic update:
+`$addToSet` / `$pull` with the version (`If-Match` checked inside), or for sync one `$set` of the
+whole array at the version it read, which keeps the attached ids the user cannot see.
 """
 from dataclasses import dataclass
 from typing import Any
 
-from service.core import budget as budgets, fieldsets, operations
+from service.core import budget as budgets, fieldsets, operations, visibility
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import NotFound, PreconditionFailed, ValidationFailed
 from service.core.presenting import asked_relations, serialize, with_relations
 from service.core.registry import Resource, ResourceRelation
 from service.core.rules import MESSAGES
-from service.core.writes import check_version, now, run_hook
+from service.core.writes import SetChange, Write, check_version, write
 from storage import Stale, Versions, canonical_id, version_of
 
 OPERATIONS = ("attach", "detach", "sync")
@@ -76,7 +77,7 @@ def _requested(app: Restify, payload: Any, name: str, operation: str) -> list[st
 async def _visible(app: Restify, relation: ResourceRelation, context: Context,
                    ids: list[Any]) -> dict[str, Any]:
     """The related records among `ids` the user may see (scope and `show`), as models, by id."""
-    found = await operations.find_many(app, relation.target, context, ids)
+    found = await visibility.of(app, relation.target, context.user).find_many(ids)
     return {id: relation.target.model(row) for id, row in found.items()}
 
 
@@ -128,21 +129,17 @@ async def _plan(app: Restify, resource: Resource, id: str, operation: str, relat
 
 async def _write(app: Restify, planned: Planned, operation: str, context: Context,
                  versions: Versions) -> dict[str, Any]:
-    resource, key, id = planned.resource, planned.relation.local_key, planned.document["id"]
-    values: dict[str, Any] = {key: planned.ids} if operation == "sync" else {}
-    values["updated_at"] = now()
-    await run_hook(resource.repository.before_update, context, resource.model(planned.document), values)
-    collection = app.collection(resource)
+    """The change, through the write path: timestamps, `before_update`, the atomic save, `updated`."""
+    resource, key = planned.resource, planned.relation.local_key
     if operation == "sync":  # the whole array, at the version it was computed from
-        swapped = await collection.swap(id, values, frozenset((version_of(planned.document),)))
-        document = swapped[1] if swapped else None
+        decided, change = {key: planned.ids}, None
+        versions = frozenset((version_of(planned.document),))
     else:
-        document = await collection.change_set(id, key, "add" if operation == "attach" else "pull",
-                                               planned.requested, values, versions)
-    if document is None:
-        raise NotFound()
-    await run_hook(resource.repository.updated, context, resource.model(document))
-    return document
+        decided, change = {}, SetChange(key, "add" if operation == "attach" else "pull", planned.requested)
+    written = await write(Write(app, resource, resource.fields(context), context, {}, action="patch",
+                                existing=planned.document, versions=versions, decided=decided, change=change,
+                                answer=False))
+    return written.document
 
 
 async def change(app: Restify, name: str, id: str, operation: str, relation: str, payload: Any,

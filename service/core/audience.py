@@ -1,13 +1,14 @@
 """Who may see a changed record, and as what: the read rules of `show`, applied to a document a
 change stream delivered instead of one a request read.
 
-The rules are the operations layer's own: `allow_restify`, the policy's `scope`, `show`, the
-fields visible in this context, eager relations, and the same presentation (`presenting`).
+The rules are the operations layer's own: what the user may see (`visibility`: `allow_restify`, the
+policy's `scope`, `show`), the fields visible in this context, eager relations, and the same
+presentation (`presenting`).
 """
 from collections.abc import Mapping
 from typing import Any
 
-from service.core import scopes
+from service.core import visibility
 from service.core.app import Restify
 from service.core.budget import Budget
 from service.core.context import Context
@@ -21,20 +22,11 @@ def matches(values: Mapping[str, Any], document: Mapping[str, Any]) -> bool:
     return all(document.get(name) == value for name, value in values.items())
 
 
-def in_scope(alternatives: tuple[dict[str, Any], ...] | None, document: Mapping[str, Any]) -> bool:
-    """A policy's read rule as `PolicyMap.scope` gives it (None reads everything; else alternatives,
-    `()` none) tested on one document, as the query would."""
-    return scopes.admits(alternatives, document)
-
-
 async def present(app: Restify, resource: Resource, context: Context, document: dict[str, Any]) -> dict[str, Any] | None:
     """`{"data": resource}` exactly as show gives it to this context's user, or None when that
     user may not see the record."""
     app = app.pinned()
-    policies = app.registry.policies
-    if not in_scope(policies.scope(resource.model, context.user), document):
-        return None
-    if not policies.allows(resource.model, "show", context.user, resource.model(document)):
+    if not visibility.of(app, resource, context.user).admits(document):
         return None
     # Not bounded by the answer's budget: a change comes with the model's eager relations only, which
     # the application declares and no subscriber can ask for more of.

@@ -27,11 +27,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from service.core import budget as budgets
+from service.core import budget as budgets, visibility
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import BadRequest, NotFound, ServiceUnavailable, ValidationFailed
-from service.core.operations import deny, enter, find_many
+from service.core.operations import deny, enter
 from service.core.presenting import serialize
 from service.core.registry import Resource
 from service.core.rules import MESSAGES
@@ -118,7 +118,7 @@ def _targets(items: list[dict[str, Any]]) -> list[Target]:
 async def _records(app: Restify, resource: Resource, context: Context, targets: list[Target]) -> list[dict[str, Any]]:
     """The record of each target, read in one query within the user's scope; one the user cannot
     see (scope or `show`) is as invalid as one that does not exist."""
-    by_id = await find_many(app, resource, context, (t.id for t in targets))
+    by_id = await visibility.of(app, resource, context.user).find_many(t.id for t in targets)
     missing = {f"{t.index}.{ID}": [MESSAGES["exists"].format(attribute="id")]
                for t in targets if canonical_id(t.id) not in by_id}
     if missing:

@@ -54,7 +54,7 @@ class Position:
 
 
 def key(settings: Settings) -> bytes:
-    configured = settings.get("query", "cursor_secret") or ""
+    configured = settings.value("query", "cursor_secret")
     if configured:
         return str(configured).encode()
     return _deployment_key(str(settings.app_dir / KEY_FILE))

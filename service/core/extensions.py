@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
-from service.core import operations
+from service.core import operations, visibility
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import DeclarationError, NotFound
@@ -84,7 +84,7 @@ class Extension:
         """The records among `ids` the acting user may see (the repository's scope, then `show`), by id,
         in one query: one they may not see counts as missing (e.g. a post's `tag_ids`, counted)."""
         resource = context.app.resource(repository)
-        found = await operations.find_many(context.app, resource, caller(context), ids)
+        found = await visibility.of(context.app, resource, context.user).find_many(ids)
         return {id: resource.model(document) for id, document in found.items()}
 
 

@@ -8,7 +8,7 @@ record they received out of their view is a `deleted` for them; a delete reaches
 who could see the record (on the pre-delete image when the server gives one, else on the ids
 already sent to them), so ids never leak. Each front door (SSE, GraphQL) only formats events.
 
-    RestifyError -> LiveUnavailable (501)   the database has no change streams
+    LiveUnavailable (service.core.errors)   the database has no change streams
     FeedEnded -> ConsumerTooSlow | AccessRevoked   why a subscription stopped
 """
 import asyncio
@@ -21,7 +21,7 @@ from typing import Any
 from service.core import audience, auth
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import RestifyError, TooManyRequests
+from service.core.errors import LiveUnavailable, TooManyRequests
 from service.core.filter_objects import index_query
 from service.core.matching import satisfies
 from service.core.operations import enter
@@ -31,11 +31,6 @@ from storage import Change, ChangesUnsupported, HistoryLost
 
 CREATED, UPDATED, DELETED, RESET = "created", "updated", "deleted", "reset"
 _KINDS = {"insert": CREATED, "update": UPDATED}
-
-
-class LiveUnavailable(RestifyError):
-    status, code = 501, "LIVE_UNAVAILABLE"
-    default_message = "Live changes need a database with change streams (a MongoDB replica set)."
 
 
 class FeedEnded(Exception):
@@ -61,11 +56,6 @@ class Event:
     body: dict[str, Any] | None   # {"data": resource}; deleted: {"data": {"id", "type"}}
 
 
-def _setting(app: Restify, key: str, default: Any) -> Any:
-    value = app.settings.get("live", key)
-    return default if value is None else value
-
-
 class Subscription:
     """One subscriber's view of one repository: its filters, its queue, the ids sent to it."""
 
@@ -76,8 +66,8 @@ class Subscription:
         self.equals, self.conditions, self.record_id = query.equals, tuple(query.conditions), record_id
         self.owner = f"user:{context.user.id}" if context.user is not None else f"guest:{context.extras.get('address')}"
         self.token_id: str | None = getattr(context.user, "_token_id", None) if context.user is not None else None
-        self._max_queue = int(_setting(app, "max_queue", 100))
-        self._max_sent = int(_setting(app, "max_sent_ids", 10_000))
+        self._max_queue = int(app.settings.number("live", "max_queue"))
+        self._max_sent = int(app.settings.number("live", "max_sent_ids"))
         self._queue: deque[Event] = deque()
         self._arrived = asyncio.Event()
         self._sent: OrderedDict[str, None] = OrderedDict()   # ids this subscriber may know, oldest first
@@ -172,7 +162,7 @@ class Subscription:
         arrive meanwhile are held (`hold()` was called before the subscriber joined its channel)."""
         replayed: set[str] = set()
         try:
-            limit = int(_setting(self.feeds.app, "max_catch_up", 1000))
+            limit = int(self.feeds.app.settings.number("live", "max_catch_up"))
             changes = await self.feeds.app.db.changes_since(self.resource.collection, token, limit)
         except HistoryLost:
             self._queue.append(Event(RESET, None, None, None))
@@ -223,8 +213,8 @@ class Feeds:
         return app
 
     def _watcher(self, collection: str) -> Any:
-        idle = float(_setting(self.app, "idle_ms", 50)) / 1000
-        return self.app.db.watcher(collection, idle, bool(_setting(self.app, "pre_images", False)))
+        idle = float(self.app.settings.number("live", "idle_ms")) / 1000
+        return self.app.db.watcher(collection, idle, bool(self.app.settings.value("live", "pre_images")))
 
     def admit(self, name: str, context: Context) -> Subscription:
         """The subscription `subscribe` would make, checked as it checks it (the repository, its filters,
@@ -232,7 +222,7 @@ class Feeds:
         resource = enter(self.app, name, context)
         query = index_query(resource, resource.fields(context), context, self.app.settings)
         subscription = Subscription(self, resource, context, query, context.params.get("id") or None)
-        limit = int(_setting(self.app, "max_per_user", 10))
+        limit = int(self.app.settings.number("live", "max_per_user"))
         if self._by_owner.get(subscription.owner, 0) >= limit:
             raise TooManyRequests(f"Too many live subscriptions (at most {limit} per user).")
         return subscription

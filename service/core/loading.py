@@ -19,7 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from service.core import budget as budgets
+from service.core import budget as budgets, visibility
 from service.core.budget import Budget, own_size, relation_size
 from service.core.context import Context
 from service.core.errors import BadRequest
@@ -27,7 +27,7 @@ from service.core.fieldsets import Fieldsets
 from service.core.query import RelationTree
 from service.core.registry import Resource, ResourceRelation
 from service.core.serializer import resource_object, visible
-from storage import Filter
+from service.core.visibility import Visible
 
 if TYPE_CHECKING:
     from service.core.app import Restify
@@ -114,9 +114,8 @@ class _Loader:
             shown = written and (keep is None or name in keep)
             shown_relations += shown
             limit = None if relation.decl.name in resource.model.eager else self.cap
-            gate = self.app.registry.policies.gate(relation.target.model, self.context.user)
-            targets = await self._fetch(relation, owners, limit) if gate.entered else []
-            targets = [t for t in targets if gate.shows(relation.target.model(t))]
+            seen = visibility.of(self.app, relation.target, self.context.user)
+            targets = seen.shown(await self._fetch(relation, owners, limit, seen)) if seen.entered else []
             fields = visible(relation.target.fields(self.context))
             objects = {t["id"]: resource_object(relation.target.name, fields, t) for t in targets}
             target_keep = self.keep.get(relation.target.name)
@@ -160,9 +159,10 @@ class _Loader:
             self.spent.charge(placed_bytes - sum(sizes.values()))
 
     async def _fetch(self, relation: ResourceRelation, owners: list[dict[str, Any]],
-                     limit: int | None) -> list[dict[str, Any]]:
+                     limit: int | None, seen: Visible) -> list[dict[str, Any]]:
+        """The related records of `owners` within the scope of `seen` (`show` is the caller's)."""
         collection = self.app.collection(relation.target)
-        scope = self.app.registry.policies.restrict(relation.target.model, self.context.user, Filter())
+        scope = seen.within()
         allowance = self.rows
         if relation.kind == "has_many":
             # With one owner (show) the cap goes to the server; with many it is applied per owner.

@@ -8,11 +8,10 @@ Each operation pins the application first (`Restify.pinned`) and passes that vie
 reads one registry from start to end even when the repositories are reloaded meanwhile. Writes
 take the one write path (`writes`).
 """
-from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlencode
 
-from service.core import admission, budget as budgets, cursors, fieldsets, loading, through, uploads
+from service.core import admission, budget as budgets, cursors, fieldsets, loading, through, uploads, visibility
 from service.core.app import Restify
 from service.core.budget import Room, encoded_size, own_size
 from service.core.context import Context
@@ -23,6 +22,7 @@ from service.core.query import IndexQuery, RelationTree
 from service.core.registry import Resource
 from service.core.serializer import record_meta, resource_object, visible, with_relationships
 from service.core.validation import canonical_references
+from service.core.visibility import Visible
 from service.core.writes import (  # noqa: F401 (`now`, `expected_versions`: imported from here too)
     Write, expected_versions, now, remove, write,
 )
@@ -52,28 +52,16 @@ def _authorize(app: Restify, resource: Resource, action: str, context: Context,
 
 
 async def _find(app: Restify, resource: Resource, id: str, context: Context) -> dict[str, Any]:
-    """The record, if `context.user` may see it: outside the scope, or refused by `show`, it is
-    as missing as an id that never existed, so ids cannot be probed."""
-    policies = app.registry.policies
-    where = policies.restrict(resource.model, context.user, Filter(equals={"id": id}))
-    document = await app.collection(resource).find_one(where)
-    if document is None or not policies.gate(resource.model, context.user).shows(resource.model(document)):
+    """The record, if `context.user` may see it (`visibility`): outside the scope, or refused by
+    `show`, it is as missing as an id that never existed, so ids cannot be probed."""
+    document = await visibility.of(app, resource, context.user).find(id)
+    if document is None:
         raise NotFound()
     return document
 
 
 # The same record lookup for the operations built beside these (bulk, attaching, actions, getters).
 find = _find
-
-
-async def find_many(app: Restify, resource: Resource, context: Context, ids: Iterable[Any]) -> dict[str, dict[str, Any]]:
-    """The records among `ids` that `context.user` may see (scope and `show`), by id, in one query:
-    one outside the scope or refused by `show` is as missing as an id that never existed."""
-    policies = app.registry.policies
-    where = policies.restrict(resource.model, context.user, Filter())
-    found = await app.collection(resource).find_within("id", [i for i in ids if isinstance(i, str)], where=where)
-    gate = policies.gate(resource.model, context.user)
-    return {d["id"]: d for d in found if gate.shows(resource.model(d))}
 
 
 async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
@@ -86,8 +74,9 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     chosen = fieldsets.parse(app, resource, context)
     await app.ready()
     collection = app.collection(resource)
+    seen = visibility.of(app, resource, context.user)
     async with admission.taking_turns(app, resource, fields, query, context):  # expensive ones take turns
-        where = await index_filter(app, resource, fields, query, context)
+        where = await index_filter(app, resource, fields, query, context, seen)
         # A cursor is bound to what chooses and orders the records, and to the page size.
         bound = cursors.binding(resource.name, query.sort, sorted(where.equals.items()), where.conditions,
                                 query.search, query.per_page)
@@ -98,10 +87,9 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
             page = await cursors.read_page(collection, where, query.sort, query.per_page, query.page, query.cursor,
                                            cursors.key(app.settings), bound)
         total = await collection.count(where) if query.counted else None
-    gate = app.registry.policies.gate(resource.model, context.user)
-    rows = [(d, record) for d, record in ((d, resource.model(d)) for d in page.documents) if gate.shows(record)]
+    rows = [(d, resource.model(d)) for d in seen.shown(page.documents)]
     spent = budgets.of(app, context)
-    data, sizes = await _records(app, resource, context, gate, rows, fields, query.related, chosen, spent)
+    data, sizes = await _records(app, resource, context, seen.gate, rows, fields, query.related, chosen, spent)
     body = _envelope(context, query, page, repeated, total, len(rows))
     frame = encoded_size(body)  # the envelope, around an empty list of records
     if spent.room is not None:
@@ -158,14 +146,16 @@ def _fitting(room: Room, frame: int, sizes: list[int], records: int) -> int:
     return kept
 
 
-async def index_filter(app: Restify, resource: Resource, fields: list, query: IndexQuery, context: Context) -> Filter:
-    """The records an index query selects (its matches, filters and search), within the user's scope;
-    index actions that run on "all" select with it too."""
+async def index_filter(app: Restify, resource: Resource, fields: list, query: IndexQuery, context: Context,
+                       seen: Visible | None = None) -> Filter:
+    """The records an index query selects (its matches, filters and search), within the user's scope
+    (`seen`, else the user's view of `resource`); index actions that run on "all" select with it too."""
     equals = canonical_references(app, fields, query.equals)
     conditions = tuple((field, operation, canonical_references(app, fields, {field: value})[field])
                        for field, operation, value in query.conditions)
     # The policy's scope is inside the query: pages and the total count only readable records.
-    return app.registry.policies.restrict(resource.model, context.user, Filter(
+    seen = seen if seen is not None else visibility.of(app, resource, context.user)
+    return seen.within(Filter(
         equals=equals,
         search_fields=tuple(f.name for f in fields if f.is_searchable),
         search_text=query.search,

@@ -27,7 +27,7 @@ def _list_pattern(items: list[str]) -> str:
 
 
 def per_page_schema(resource: "Resource", settings: Settings) -> Schema:
-    default_size = resource.per_page or int(settings.get("pagination", "per_page") or 15)
+    default_size = resource.per_page or int(settings.positive("pagination", "per_page"))
     cap = settings.max_per_page
     text = f"Records per page (default {min(default_size, cap) if cap else default_size}"
     text += f"; at most {cap}, a larger value is clamped)." if cap else ")."
@@ -45,7 +45,7 @@ def search_schema(fields: list[Field], settings: Settings, through: list[str] | 
     searchable = [f.name for f in fields if f.is_searchable] + (through or [])
     if not searchable:
         return None
-    limit = int(settings.get("query", "max_search_length") or 255)
+    limit = int(settings.positive("query", "max_search_length"))
     return {"type": "string", "maxLength": limit,
             "description": f"Case-insensitive text searched in: {', '.join(searchable)}."}
 

@@ -5,17 +5,18 @@ and that is logged once, naming the model, so the cause is easy to find.
 
 `scope(user)` is a policy's read rule: every query that reads the model's records
 (index pages and totals, relation loads, single records) carries it, so what a user
-may not see is neither listed, counted nor told apart from what does not exist.
+may not see is neither listed, counted nor told apart from what does not exist. The
+read rule as a whole (`allow_restify`, `scope`, then `show`) is composed once, in
+`service.core.visibility`.
 """
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from service.core.errors import DeclarationError
 from service.core.models import Model
 from service.core.scopes import compile_alternatives
-from storage import Filter
 
 log = logging.getLogger("restify.policies")
 _warned_show: set[str] = set()  # policies already reported for refusing rows their scope let through
@@ -131,10 +132,6 @@ class PolicyMap:
         except Exception:
             log.exception("policy %s.scope failed; reading nothing", type(policy).__name__)
             return ()
-
-    def restrict(self, model_class: type[Model], user: Model | None, where: Filter) -> Filter:
-        """`where`, narrowed to the records `user` may read."""
-        return replace(where, any_of=self.scope(model_class, user))
 
     def flags(self, model_class: type[Model], user: Model | None, record: Model) -> dict[str, bool]:
         return self.gate(model_class, user).flags(record)

@@ -7,7 +7,9 @@ from service.core import budget as budgets, loading
 from service.core.budget import Budget, own_size
 from service.core.context import Context
 from service.core.fieldsets import Fieldsets
-from service.core.query import RelationTree, check_parameter_names, parse_related, relatable_per_page
+from service.core.query import (
+    RelationTree, check_parameter_names, max_related_depth, parse_related, relatable_per_page,
+)
 from service.core.registry import Resource
 from service.core.serializer import record_meta, resource_object, visible, with_relationships
 
@@ -34,7 +36,7 @@ def asked_relations(app: "Restify", resource: Resource, context: Context) -> Ask
     """The relations `context.params` ask for (`related`, `relatablePerPage`), checked before any
     record is read: a bad parameter is a 400 whether the record exists or not."""
     check_parameter_names(context.params)
-    tree = parse_related(resource, context.params, int(app.settings.get("query", "max_related_depth") or 3))
+    tree = parse_related(resource, context.params, max_related_depth(app.settings))
     return loading.with_eager(resource, tree), relatable_per_page(context.params, app.settings)
 
 

@@ -29,8 +29,8 @@ _COUNTS = ("exact", "none")
 
 @dataclass
 class IndexQuery:
+    per_page: int               # the page size asked for, else the repository's, else the setting's
     page: int = 1
-    per_page: int = 15
     search: str = ""
     equals: dict[str, Any] = field(default_factory=dict)
     sort: list[tuple[str, int]] = field(default_factory=list)
@@ -57,7 +57,7 @@ def max_in_values(settings: Settings) -> int | None:
 
 
 def max_related_depth(settings: Settings) -> int:
-    return int(settings.get("query", "max_related_depth") or 3)
+    return int(settings.positive("query", "max_related_depth"))
 
 
 def clamp(size: int, settings: Settings) -> int:
@@ -66,13 +66,13 @@ def clamp(size: int, settings: Settings) -> int:
 
 
 def per_page(params: Mapping[str, str], settings: Settings, default: int | None) -> int:
-    default_size = default or int(settings.get("pagination", "per_page") or 15)
+    default_size = default or int(settings.positive("pagination", "per_page"))
     name = "perPage" if "perPage" in params else "per_page"
     return clamp(_positive_int(params, name, default_size), settings)
 
 
 def relatable_per_page(params: Mapping[str, str], settings: Settings) -> int:
-    default_size = int(settings.get("pagination", "relatable_per_page") or 15)
+    default_size = int(settings.positive("pagination", "relatable_per_page"))
     return clamp(_positive_int(params, "relatablePerPage", default_size), settings)
 
 
@@ -148,7 +148,7 @@ def parse_index(resource: "Resource", fields: list[Field], params: Mapping[str, 
         related=parse_related(resource, params, max_related_depth(settings)),
     )
     search = params.get("search", "")
-    limit = int(settings.get("query", "max_search_length") or 255)
+    limit = int(settings.positive("query", "max_search_length"))
     if len(search) > limit:
         raise BadRequest(f"The search text may not be longer than {limit} characters.",
                          {"search": [f"The search may not be greater than {limit} characters."]})

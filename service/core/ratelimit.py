@@ -78,11 +78,9 @@ def _counters(app: "Restify") -> Counters:
     return app.db.counters(COUNTERS)
 
 
-def _limit(app: "Restify", setting: str) -> int:
-    try:
-        return max(0, int(app.settings.get("auth", setting) or 0))
-    except (TypeError, ValueError):
-        return 0
+def _limit(app: "Restify", setting: str) -> int | None:
+    """An attempt limit; None (0, empty, not a number): not limited."""
+    return app.settings.cap("auth", setting)
 
 
 def _account_key(email: str) -> str:
@@ -93,10 +91,10 @@ def _account_key(email: str) -> str:
 
 async def _count(app: "Restify", keys: list[tuple[str, str]], window_setting: str) -> Attempt:
     """Counts the attempt under every limited key; TooManyRequests when any is over its limit."""
-    window = _limit(app, window_setting) or 60
+    window = int(app.settings.positive("auth", window_setting))
     attempt, refused, known = Attempt(), [], blocked(app)
     limited = [(limit, key) for limit, key in ((_limit(app, setting), key) for setting, key in keys)
-               if limit > 0]  # 0 or unset: this key is not limited, and not counted
+               if limit is not None]  # 0 or unset: this key is not limited, and not counted
     waits = [wait for wait in (known.retry_after(key) for _, key in limited) if wait is not None]
     if waits:
         raise TooManyRequests(retry_after=max(waits))

@@ -19,6 +19,7 @@ import asyncio
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from service.core import visibility
 from service.core.context import Context
 from service.core.cursors import Page
 from service.core.errors import BadRequest
@@ -28,29 +29,27 @@ from storage import Filter
 if TYPE_CHECKING:
     from service.core.app import Restify
 
-DEFAULT_LIMIT = 10_000
 _MAX_BATCH = 32  # parents counted at once
 
 
 def limit(app: "Restify") -> int:
-    return int(app.settings.get("query", "max_relation_sort") or DEFAULT_LIMIT)
+    return int(app.settings.positive("query", "max_relation_sort"))
 
 
 async def _parents(app: "Restify", relation: ResourceRelation, context: Context, where: Filter,
                    sort: list[tuple[str, int]] | None, what: str) -> list[dict[str, Any]]:
     """The parents `where` finds that the user may see, at most `limit`; more is a 400."""
     target = relation.target
-    gate = app.registry.policies.gate(target.model, context.user)
-    if not gate.entered:
+    seen = visibility.of(app, target, context.user)
+    if not seen.entered:
         return []
     bound = limit(app)
-    where = app.registry.policies.restrict(target.model, context.user, where)
-    rows = await app.collection(target).find(where, sort=sort, limit=bound + 1)
+    rows = await app.collection(target).find(seen.within(where), sort=sort, limit=bound + 1)
     if len(rows) > bound:
         message = (f"The {what} reads more than {bound} {target.name} records (query.max_relation_sort); "
                    f"narrow it down.")
         raise BadRequest(message, {"search" if what == "search" else "sort": [message]})
-    return [row for row in rows if gate.shows(target.model(row))]
+    return seen.shown(rows)
 
 
 async def search_within(app: "Restify", resource: Resource, context: Context,

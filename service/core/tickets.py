@@ -30,7 +30,7 @@ async def issue(app: Restify, name: str, context: Context) -> dict[str, Any]:
         raise Unauthenticated()
     enter(app, name, context)
     secret = secrets.token_urlsafe(32)
-    seconds = int(app.settings.get("live", "ticket_seconds") or 60)
+    seconds = int(app.settings.number("live", "ticket_seconds"))  # 0 or less: tickets expire at once
     expires = iso(datetime.now(timezone.utc) + timedelta(seconds=seconds))
     stored = await app.db.collection(TICKETS).insert({
         "resource": name, "token_id": context.user._token_id, "hash": digest(secret), "expires_at": expires,

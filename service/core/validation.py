@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import voluptuous as vol
 
-from service.core import ratelimit, uploads
+from service.core import ratelimit, uploads, visibility
 from service.core.errors import ValidationFailed
 from service.core.fields import Field
 from service.core.models import Model
@@ -149,11 +149,7 @@ async def _visible(app: "Restify", collection: str, where: Filter, acting: Model
     resource = next((r for r in app.registry.resources.values() if r.collection == collection), None)
     if resource is None:
         return await app.db.collection(collection).find_one(where)
-    policies = app.registry.policies
-    found = await app.db.collection(collection).find_one(policies.restrict(resource.model, acting, where))
-    if found is None or not policies.gate(resource.model, acting).shows(resource.model(found)):
-        return None
-    return found
+    return await visibility.of(app, resource, acting).find_one(where)
 
 
 async def _current_password(app: "Restify", given: Any, acting: Model | None) -> str | None:

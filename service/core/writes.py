@@ -1,5 +1,6 @@
 """The one write path. Every write of a record (store, update, register, the profile update, bulk
-writes, and the seeders' writes through them) takes the same steps in the same order:
+writes, attach, detach and sync, and the seeders' writes through them) takes the same steps in the
+same order:
 
     validate -> server-set values -> timestamps -> before-hooks -> save (files first, then the
     record) -> after-hooks -> serialize
@@ -12,6 +13,10 @@ repository's hooks (`before_store`, `stored`, `before_update`, `updated`, `befor
 A write of an existing record may name the `versions` it accepts (If-Match, a `version`
 argument): the record must be at one of them when it is read and, checked again inside the
 atomic save, when it is written; otherwise PreconditionFailed (412).
+
+A relation change (attach, detach, sync: `service.core.attaching`) brings values it decided itself,
+which are not validated, and attach and detach change the relation's array in place (`SetChange`);
+every other step is the same.
 """
 import inspect
 from collections.abc import Mapping
@@ -39,6 +44,15 @@ def now() -> str:
     return iso(datetime.now(timezone.utc))
 
 
+@dataclass(frozen=True)
+class SetChange:
+    """An array changed in place by the database, in the record's atomic save: "add" puts `ids` in
+    (each once), "pull" takes them out (a BelongsToMany relation's attach and detach)."""
+    key: str
+    operation: str
+    ids: list[str]
+
+
 @dataclass
 class Write:
     """One record to write, and everything its steps read. `app` is the operation's pinned view:
@@ -54,6 +68,9 @@ class Write:
     flags: bool = True                  # the answer carries the policy's authorization flags
     acts_as_written: bool = False       # the record written is the acting user from now on
     versions: Versions = None           # the versions of `existing` this update accepts (None: any)
+    decided: Mapping[str, Any] | None = None  # values decided by the caller (a relation change): not validated
+    change: SetChange | None = None     # an array changed in place, beside the values set
+    answer: bool = True                 # build the answer (False: the caller builds its own)
 
     @property
     def creating(self) -> bool:
@@ -97,8 +114,11 @@ async def prepare(plan: Write) -> Prepared:
     record_id = None if plan.existing is None else plan.existing["id"]
     if plan.existing is not None:
         check_version(plan.existing, plan.versions)
-    values, pending = await validate_request(app, plan.fields, plan.payload, plan.action, record_id=record_id,
-                                             files=plan.files, existing=plan.existing, acting=context.user)
+    if plan.decided is not None:
+        values, pending = dict(plan.decided), []
+    else:
+        values, pending = await validate_request(app, plan.fields, plan.payload, plan.action, record_id=record_id,
+                                                 files=plan.files, existing=plan.existing, acting=context.user)
     if plan.creating:
         values.update(server_values(plan.fields, context))
         values.update(empty_relations(plan.resource, values))
@@ -123,7 +143,7 @@ async def persist(prepared: Prepared) -> Saved:
     """Step 5: files first, then the record."""
     plan = prepared.plan
     document, replaced = await save(plan.app, plan.resource, plan.fields, prepared.values, prepared.pending,
-                                    prepared.record_id, plan.existing, plan.versions)
+                                    prepared.record_id, plan.existing, plan.versions, plan.change)
     return Saved(document, None if plan.creating else replaced)
 
 
@@ -138,6 +158,8 @@ async def finish(prepared: Prepared, document: dict[str, Any]) -> Written:
         await run_hook(repository.updated, context, plan.resource.model(document))
     if plan.acts_as_written:
         context.user = plan.resource.model(document)
+    if not plan.answer:
+        return Written(document, {})
     data = serialize(plan.app, plan.resource, context, document, fields=plan.fields) if plan.flags \
         else resource_object(plan.resource.name, plan.fields, document)
     return Written(document, data)
@@ -210,10 +232,11 @@ async def after_remove(app: Restify, resource: Resource, context: Context, remov
 async def save(app: Restify, resource: Resource, fields: list[Field], values: dict[str, Any],
                pending: list[uploads.PendingFile], record_id: str,
                existing: dict[str, Any] | None,
-               versions: Versions = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Writes the uploads, then the record (a new one at version 1; an update at one of `versions`);
-    a failed record write takes the new files back, a successful one deletes the files it replaced.
-    Returns the record as written and as it was just before ({} when created)."""
+               versions: Versions = None, change: SetChange | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Writes the uploads, then the record (a new one at version 1; an update at one of `versions`,
+    with `change` made to its array in the same atomic update); a failed record write takes the new
+    files back, a successful one deletes the files it replaced. Returns the record as written and as
+    it was just before ({} when created or changed in place)."""
     written = await uploads.write(app, pending, record_id, resource.name)
     values.update(written)
     collection = app.collection(resource)
@@ -221,6 +244,9 @@ async def save(app: Restify, resource: Resource, fields: list[Field], values: di
     try:
         if existing is None:
             document = await collection.insert({**values, VERSION: 1, "id": record_id})
+        elif change is not None:
+            document = await collection.change_set(record_id, change.key, change.operation, change.ids, values,
+                                                   versions)
         else:
             swapped = await collection.swap(record_id, values, versions)
             replaced, document = swapped if swapped else ({}, None)

@@ -37,7 +37,7 @@ schema_file = "schema.graphql"
 
 [schema]
 endpoint = "/graphql"
-default_first = 15   # default of `first` on lists and relation fields
+default_first = 15   # default of `first` on relation fields, and on lists of repositories without per_page
 max_depth = 10       # deeper queries are refused
 max_cost = 5000      # estimated fields resolved (lists count `first` times) above which a query is refused
 relations = true     # expose repository relations as fields

@@ -80,6 +80,13 @@ def load_resolver_classes(directory: Path) -> dict[str, type[RepositoryResolvers
     return found
 
 
+def _default_first(field: Any, fallback: int) -> int:
+    """The default of a list field's `first` argument in the schema (a repository's page size)."""
+    argument = field.args.get("first") if field is not None else None
+    value = argument.default_value if argument is not None else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else fallback
+
+
 class GraphQLEndpoint:
     """One schema version: swapped whole when repositories or schema/ change."""
 
@@ -102,6 +109,10 @@ class GraphQLEndpoint:
             self._sdl = print_schema(self.schema)
         return self._sdl
 
+    @property
+    def _first(self) -> int:
+        return int(self.config.get("schema", "default_first"))
+
     def _load_schema(self) -> GraphQLSchema:
         path = self.config.schema_path
         if path.is_file():
@@ -112,7 +123,7 @@ class GraphQLEndpoint:
     def _bind(self) -> None:
         classes = load_resolver_classes(self.config.output_dir / "resolvers")
         query, mutation = self.schema.query_type, self.schema.mutation_type
-        self.list_fields: set[str] = set()
+        self.list_fields: dict[str, int] = {}  # list field -> its default `first`, which the cost counts
         exposed_names = {r.name for r in exposed(self.app.registry, self.config)}
         for resource in exposed(self.app.registry, self.config):
             type_name = resource.model.__name__
@@ -133,8 +144,10 @@ class GraphQLEndpoint:
                     single = relation.kind == "belongs_to"
                     _set(object_type, relation_name, relation_resolver(relation_name, single))
                     if not single:
-                        self.list_fields.add(relation_name)
-            self.list_fields.update((f"{name}List", f"{name}Page"))  # `first` records each
+                        first = _default_first(object_type.fields.get(relation_name), self._first)
+                        self.list_fields[relation_name] = max(first, self.list_fields.get(relation_name, 0))
+            for listing in (f"{name}List", f"{name}Page"):  # `first` records each
+                self.list_fields[listing] = _default_first(query.fields.get(listing), self._first)
             if resource is self.app.user_resource:
                 _set(query, "me", lambda _, info, r=resolvers: r.me(info))
         bind_subscriptions(self.app, self.schema, exposed(self.app.registry, self.config))
@@ -164,7 +177,7 @@ class GraphQLEndpoint:
             return Prepared(errors=[error_body(error)])
         if _has_long_number(document):
             return Prepared(refusal=f"A number in the query is longer than {MAX_NUMBER_CHARACTERS} characters.")
-        measure = Measure(document, int(self.config.get("schema", "default_first")), self.list_fields)
+        measure = Measure(document, self._first, self.list_fields)
         size = measure.size()  # without variables: only the cost can change with them
         if size.selections > self.max_selections:
             return Prepared(refusal=f"The query selects more than {self.max_selections} fields.")

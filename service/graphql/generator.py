@@ -90,9 +90,10 @@ class SchemaBuilder:
             obj, data = self.objects[resource.name], GraphQLNonNull(self.inputs[resource.name])
             query[name] = GraphQLField(obj, {"id": GraphQLArgument(GraphQLNonNull(GraphQLID))})
             record_filter = self.filters[resource.name]
+            # A page is as long as the repository's `per_page` says (as on REST and MCP), else `default_first`.
             query[f"{name}List"] = GraphQLField(GraphQLNonNull(GraphQLList(GraphQLNonNull(obj))),
-                                                self.index_types.list_arguments(record_filter))
-            query[f"{name}Page"] = self.index_types.page_field(type_name, obj, record_filter)
+                                                self.index_types.list_arguments(record_filter, resource.per_page))
+            query[f"{name}Page"] = self.index_types.page_field(type_name, obj, record_filter, resource.per_page)
             mutation[f"create{type_name}"] = GraphQLField(GraphQLNonNull(obj), {"input": GraphQLArgument(data)})
             mutation[f"update{type_name}"] = GraphQLField(
                 GraphQLNonNull(obj), {"id": GraphQLArgument(GraphQLNonNull(GraphQLID)), "input": GraphQLArgument(data),

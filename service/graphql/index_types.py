@@ -82,9 +82,11 @@ class IndexTypes:
                 f"no value, ne null any value;{ranges}{days} isNull true finds records without one."))
         return self._operators[name]
 
-    def list_arguments(self, record_filter: GraphQLInputObjectType | None) -> dict[str, GraphQLArgument]:
-        """`<type>List`'s: `first` and `page`, then what narrows and orders the list."""
-        arguments = {"first": GraphQLArgument(GraphQLInt, default_value=self._first),
+    def list_arguments(self, record_filter: GraphQLInputObjectType | None,
+                       first: int | None = None) -> dict[str, GraphQLArgument]:
+        """`<type>List`'s: `first` (default: `first`, the repository's page size, else the schema's) and
+        `page`, then what narrows and orders the list."""
+        arguments = {"first": GraphQLArgument(GraphQLInt, default_value=first or self._first),
                      "page": GraphQLArgument(GraphQLInt, default_value=1),
                      "search": GraphQLArgument(GraphQLString),
                      "sort": GraphQLArgument(GraphQLString)}
@@ -93,13 +95,13 @@ class IndexTypes:
         return arguments
 
     def page_field(self, type_name: str, item: GraphQLNamedType,
-                   record_filter: GraphQLInputObjectType | None) -> GraphQLField:
+                   record_filter: GraphQLInputObjectType | None, first: int | None = None) -> GraphQLField:
         """`<type>Page(...)`: a list's arguments, cursors and counting; `{ data, meta }`."""
         page = GraphQLObjectType(f"{type_name}Page", {
             "data": GraphQLField(GraphQLNonNull(GraphQLList(GraphQLNonNull(item)))),
             "meta": GraphQLField(GraphQLNonNull(PAGE_META)),
         })
-        arguments = {**self.list_arguments(record_filter),
+        arguments = {**self.list_arguments(record_filter, first),
                      "after": GraphQLArgument(GraphQLString), "before": GraphQLArgument(GraphQLString),
                      "count": GraphQLArgument(COUNT, default_value="EXACT")}
         return GraphQLField(GraphQLNonNull(page), arguments)

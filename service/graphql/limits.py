@@ -3,7 +3,8 @@
 Selections count every field the document asks for, aliases included, a fragment counted wherever it
 is spread: the work executing it would take. Depth is the longest chain of fields. Cost estimates the
 fields resolved: a list field (one with a `first` argument, relation lists included at any depth)
-multiplies the cost of what it selects by `first`, or by its default where `first` is not given. A
+multiplies the cost of what it selects by `first`, or by its default where `first` is not given (the
+schema's default of that field: a repository's page size for its lists). A
 relation list given no cap (`first: null` or a negative `first`) returns every record loaded with
 its parent: it is counted at the default too, and the answer's byte budget bounds what it writes.
 Meta fields (`__typename`, introspection) count as selections only.
@@ -37,11 +38,11 @@ def _first_argument(node: FieldNode) -> Any:
 
 
 class Measure:
-    def __init__(self, document: DocumentNode, default_first: int, list_fields: set[str]) -> None:
+    def __init__(self, document: DocumentNode, default_first: int, list_fields: dict[str, int]) -> None:
         self.fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
         self.operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
         self.default_first = default_first
-        self.list_fields = list_fields  # field names that return lists even without `first` written out
+        self.list_fields = list_fields  # fields that return lists even without `first` written out: their default
         self.uses_variables = False  # a `first: $n` makes the cost depend on the request's variables
         self._order = self._dependency_order()
         self._fixed = None if self.uses_variables else self._measure({})
@@ -117,11 +118,12 @@ class Measure:
 
     def _multiplier(self, node: FieldNode, variables: dict[str, Any]) -> int:
         value = _first_argument(node)
+        default = self.list_fields.get(node.name.value, self.default_first)
         if value is None:
-            first = self.default_first if node.name.value in self.list_fields else 1
+            first = default if node.name.value in self.list_fields else 1
         elif isinstance(value, IntValueNode):
             first = int(value.value) if len(value.value) <= 18 else 10 ** 18  # int() refuses 4,300+ digits
         else:  # a variable (its value if that is an integer), null, or a literal that validation refuses
             found = variables.get(value.name.value) if isinstance(value, VariableNode) else None
-            first = found if isinstance(found, int) else self.default_first
-        return max(first, 1) if first >= 0 else self.default_first  # below 0: no cap
+            first = found if isinstance(found, int) else default
+        return max(first, 1) if first >= 0 else default  # below 0: no cap

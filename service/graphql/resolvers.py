@@ -16,6 +16,7 @@ from service.core.context import Context
 from service.core.errors import BadRequest
 from service.core.fieldsets import SELECTED
 from service.core.filter_objects import FILTER
+from service.core.query import max_related_depth
 from service.core.registry import Resource
 from service.graphql.bulk import BulkResolvers
 from service.graphql.selection import (
@@ -85,7 +86,7 @@ class RepositoryResolvers(BulkResolvers):
 
     def context(self, info: GraphQLResolveInfo, **params: Any) -> Context:
         base: Context = info.context["context"]
-        depth = int(self.app.settings.get("query", "max_related_depth") or 3)
+        depth = max_related_depth(self.app.settings)
         related = leaf_paths(related_paths(self._resource(), info, depth=depth + 1))
         values = {k: str(v) for k, v in params.items() if v is not None}
         if related:
@@ -98,7 +99,7 @@ class RepositoryResolvers(BulkResolvers):
     # -- operations ---------------------------------------------------------
     def _relatable(self, info: GraphQLResolveInfo) -> int:
         # The largest `first` asked of a relation, so no selection gets fewer items than it asked for.
-        return max([int(self.app.settings.get("pagination", "relatable_per_page") or 15),
+        return max([int(self.app.settings.positive("pagination", "relatable_per_page")),
                     *related_firsts(self._resource(), info)])
 
     async def show(self, info: GraphQLResolveInfo, id: str) -> dict[str, Any]:
@@ -110,13 +111,13 @@ class RepositoryResolvers(BulkResolvers):
         """The profile, on the user repository's resolvers: the same operation as GET /profile."""
         return flatten(await profile.show(self.app, self.context(info, relatablePerPage=self._relatable(info))))
 
-    async def list(self, info: GraphQLResolveInfo, first: int = 15, page: int = 1, search: str | None = None,
+    async def list(self, info: GraphQLResolveInfo, first: int | None = None, page: int = 1, search: str | None = None,
                    sort: str | None = None, filter: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         context = self.context(info, perPage=first, page=page, search=search, sort=sort)
         body = await operations.index(self.app, self.resource, with_filter(context, filter))
         return [flatten(item) for item in body["data"]]
 
-    async def paginate(self, info: GraphQLResolveInfo, first: int = 15, page: int = 1, after: str | None = None,
+    async def paginate(self, info: GraphQLResolveInfo, first: int | None = None, page: int = 1, after: str | None = None,
                        before: str | None = None, search: str | None = None, sort: str | None = None,
                        filter: dict[str, Any] | None = None, count: str = "EXACT") -> dict[str, Any]:
         """`<type>Page`: the list with the REST index's meta; `after`/`before` are its cursor."""

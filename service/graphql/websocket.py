@@ -125,7 +125,7 @@ class GraphQLSocket(WebSocketHandler):
         if id in self._operations:
             self.close(4409, f"Subscriber for {id} already exists")
             return
-        limit = int(self.app.settings.get("live", "max_per_connection") or 20)
+        limit = int(self.app.settings.positive("live", "max_per_connection"))
         if len(self._operations) >= limit:
             error = TooManyRequests(f"Too many subscriptions on this connection (at most {limit}).")
             self._send({"id": id, "type": "error", "payload": _refusal(error)})

@@ -18,7 +18,8 @@ from service.core import auth
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import (
-    Answer, BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge, ServerBusy, UriTooLong, answer,
+    Answer, BadRequest, MalformedRequest, MethodNotAllowed, NotFound, PayloadTooLarge, RestifyError, ServerBusy,
+    UriTooLong, answer,
 )
 from service.core.models import Model
 from service.core.uploads import Upload
@@ -26,8 +27,9 @@ from service.http.access import request_id
 from service.http.sending import BACKLOG, CHUNK
 
 SERVER_NAME = "restify"  # the `Server` header, without a version for scanners to match
-_HTTP_MESSAGES = {400: "The request is malformed.", 404: "Not found.", 405: "Method not allowed.",
-                  413: "The request body is too large.", 500: "Server error."}
+# What the HTTP server's own refusals (Tornado's, before or instead of a handler) say: the error table's words.
+_HTTP_MESSAGES = {error.status: error.default_message
+                  for error in (MalformedRequest, NotFound, MethodNotAllowed, PayloadTooLarge, RestifyError)}
 
 
 class _NotJsonNumber(ValueError):
@@ -141,7 +143,7 @@ class JsonHandler(RequestHandler):
             return
         self.set_header("X-Request-Id", self.request_id)
         origin = self.request.headers.get("Origin")
-        allowed = self.app.settings.get("cors", "allowed_origins") or []
+        allowed = self.app.settings.value("cors", "allowed_origins")
         if origin and (origin in allowed or "*" in allowed):
             self.set_header("Access-Control-Allow-Origin", origin)
             self.set_header("Vary", "Origin")

@@ -34,7 +34,7 @@ class EventsHandler(JsonHandler):
         last_event_id = self.request.headers.get("Last-Event-ID", "").strip() or None
         self.subscription = await feeds(self.app).subscribe(name, self.context(), last_event_id)
         self._stream_headers()
-        heartbeat = float(self.app.settings.get("live", "heartbeat_seconds") or 15)
+        heartbeat = float(self.app.settings.positive("live", "heartbeat_seconds"))
         try:
             await self._send(b": live\n\n")
             while True:

@@ -5,7 +5,7 @@ None of them reads a user token: `/metrics` has its own (`metrics.token`), compa
 import hmac
 
 from service.core.app import Restify
-from service.core.errors import Unauthenticated
+from service.core.errors import NotReady, Unauthenticated
 from service.core.health import Readiness
 from service.http.access import OPS
 from service.http.base import JsonHandler
@@ -36,10 +36,9 @@ class ReadyHandler(OpsHandler):
         self.readiness = readiness
 
     async def get(self) -> None:
-        if await self.readiness.check():
-            await self.send_json({"status": "ready"})
-        else:
-            await self.send_json({"message": "The database does not answer."}, status=503)
+        if not await self.readiness.check():
+            raise NotReady()
+        await self.send_json({"status": "ready"})
 
 
 class MetricsHandler(OpsHandler):

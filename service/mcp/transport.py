@@ -24,7 +24,7 @@ from tornado.web import Application
 
 from service.config import Settings
 from service.core.app import Restify
-from service.core.errors import MethodNotAllowed, RestifyError, ServerBusy, Unauthenticated
+from service.core.errors import EndpointUnavailable, MethodNotAllowed, RestifyError, ServerBusy, Unauthenticated
 from service.http.base import JsonHandler
 from service.mcp.server import Caller, build_server
 
@@ -32,10 +32,6 @@ log = logging.getLogger("restify.mcp")
 PATH = "/mcp"
 ALLOWED = "POST"  # the stateless endpoint has no session: no GET stream, no DELETE
 _CALLER = "restify.caller"  # the ASGI scope key that carries the authenticated Caller to the tools
-
-
-class EndpointUnavailable(RestifyError):
-    status, code, default_message = 503, "SERVICE_UNAVAILABLE", "The MCP endpoint is not available."
 
 
 def _listed(value: Any) -> list[str]:
@@ -160,7 +156,7 @@ class McpHandler(JsonHandler):
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         error = kwargs.get("exc_info", (None, None))[1]
-        if isinstance(error, MethodNotAllowed) or getattr(error, "status_code", None) == 405:
+        if isinstance(error, MethodNotAllowed) or getattr(error, "status_code", None) == MethodNotAllowed.status:
             self.set_header("Allow", ALLOWED)
         super().write_error(status_code, **kwargs)
 

@@ -22,62 +22,38 @@ def json_content(schema: Schema) -> dict[str, Any]:
 
 # -- errors -----------------------------------------------------------------------------------
 
-# status -> (component name, error class, body schema, description)
-ERRORS: dict[int, tuple[str, type[errors.RestifyError], str, str]] = {
-    400: ("BadRequest", errors.BadRequest, "BadRequestError",
-          "Malformed JSON, a body that is not an object, or a malformed query (page, perPage, sort, related...)."),
-    401: ("Unauthenticated", errors.Unauthenticated, "Error",
-          ("No valid bearer token where one is needed, an invalid token on any route, a guest refused by a "
-           "policy, or (login) credentials that do not match.")),
-    403: ("Forbidden", errors.Forbidden, "Error", "A logged-in user refused by the repository's policy."),
-    404: ("NotFound", errors.NotFound, "Error", "No such resource or record."),
-    405: ("MethodNotAllowed", errors.MethodNotAllowed, "Error",
-          "The path exists but not with this method (also CORS preflights while CORS is off)."),
-    412: ("PreconditionFailed", errors.PreconditionFailed, "Error",
-          "If-Match named another version: the record was changed since it was read; nothing was written."),
-    413: ("PayloadTooLarge", errors.PayloadTooLarge, "Error",
-          "The body is above server.max_body_bytes (JSON) or server.max_upload_bytes (multipart)."),
-    414: ("UriTooLong", errors.UriTooLong, "Error", "The query string is above server.max_query_bytes."),
-    422: ("ValidationFailed", errors.ValidationFailed, "ValidationError",
-          "Field errors, one message per field: the first rule that failed."),
-    429: ("TooManyRequests", errors.TooManyRequests, "Error",
-          ("Too many logins for this account or this address, too many registrations from this address, "
-           "the password hashing queue is full, or an expensive query (a search, a relation sort, a long in "
-           "list, a deep page) while the caller has one running or the server runs as many as it takes; retry "
-           "after Retry-After seconds.")),
-    503: ("ServiceUnavailable", errors.ServiceUnavailable, "Error",
-          ("The database is unreachable; retry later. Or, for an answer over 64 KiB, the server is busy sending "
-           "other answers (server.max_pending_bytes); retry after Retry-After seconds.")),
-}
+# Every error the REST routes answer, by status, from the error table (`service.core.errors.TABLE`): a
+# status's response is named after its first error there and described by all of them.
+RESPONSES = errors.answered(errors.API)
 
 # What every route may answer before its operation runs (JsonHandler.prepare): an invalid
 # bearer token, an oversized query string, a database that went away while checking the token.
-COMMON = (401, 414, 503)
+COMMON = (errors.Unauthenticated.status, errors.UriTooLong.status, errors.ServiceUnavailable.status)
+
+
+def _body(error: type[errors.RestifyError]) -> str:
+    """The body schema of an error's response: field errors always (422), maybe (400), or none."""
+    if issubclass(error, errors.ValidationFailed):
+        return "ValidationError"
+    return "BadRequestError" if issubclass(error, errors.BadRequest) else "Error"
 
 
 def error_responses(*statuses: int) -> dict[str, Schema]:
     """`{"400": {"$ref": ...}, ...}` for the given statuses plus the common ones, sorted."""
-    return {str(status): ref("responses", ERRORS[status][0]) for status in sorted(set(statuses) | set(COMMON))}
-
-
-def _error_example(status: int) -> dict[str, Any]:
-    error_class = ERRORS[status][1]
-    if error_class is errors.ValidationFailed:
-        return errors.ValidationFailed({"title": ["The title field is required."]}).body()
-    if error_class is errors.TooManyRequests:
-        return errors.TooManyRequests(retry_after=42).body()
-    return error_class().body()
+    return {str(status): ref("responses", RESPONSES[status][0].__name__)
+            for status in sorted(set(statuses) | set(COMMON))}
 
 
 def _responses() -> dict[str, Schema]:
     responses: dict[str, Schema] = {}
-    for status, (name, _, body, description) in ERRORS.items():
-        response: Schema = {"description": description,
-                            "content": {JSON: {"schema": schema_ref(body), "example": _error_example(status)}}}
-        if status in (429, 503):
+    for listed in RESPONSES.values():
+        first = listed[0]
+        response: Schema = {"description": " ".join(error.when for error in listed),
+                            "content": {JSON: {"schema": schema_ref(_body(first)), "example": first.example().body()}}}
+        if any(issubclass(error, errors.TooManyRequests) or error.retry_after for error in listed):
             response["headers"] = {"Retry-After": {"description": "Seconds to wait before trying again.",
                                                    "schema": {"type": "integer", "minimum": 1}}}
-        responses[name] = response
+        responses[first.__name__] = response
     return responses
 
 

@@ -43,7 +43,7 @@ def related_parameters(resource: Resource, settings: Settings) -> list[Schema]:
 
 
 def relatable_parameter(settings: Settings, on_index: bool) -> Schema:
-    default_size = int(settings.get("pagination", "relatable_per_page") or 15)
+    default_size = int(settings.positive("pagination", "relatable_per_page"))
     text = (f"Records per has-many / belongs-to-many relation on show (default {default_size}"
             + (f", at most {settings.max_per_page}" if settings.max_per_page else "") + ").")
     if on_index:

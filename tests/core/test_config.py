@@ -81,3 +81,40 @@ def test_max_response_bytes_is_8_mib_by_default_and_reads_like_the_other_caps(ra
     assert Settings({"server": {"max_response_bytes": raw}}).max_response_bytes == cap
     assert load_settings(Path(__file__).resolve().parents[2], environ={"RESTIFY_SERVER_MAX_RESPONSE_BYTES": "65536"}
                          ).max_response_bytes == 65536
+
+
+# -- defaults live in DEFAULTS only ----------------------------------------------------------------
+
+@pytest.mark.parametrize("raw, expected", [(None, 15), ("", 15), (0, 15), (-3, 15), ("many", 15), (True, 15),
+                                           (7, 7), ("7", 7), (" 7 ", 7), (2.5, 2.5)])
+def test_a_positive_setting_left_empty_or_not_above_zero_takes_its_default(raw, expected):
+    assert Settings({"pagination": {"per_page": raw}}).positive("pagination", "per_page") == expected
+
+
+@pytest.mark.parametrize("raw, expected", [(None, 100), ("", 100), ("many", 100), (0, 0), (5, 5), ("5", 5)])
+def test_a_number_setting_keeps_zero_and_takes_its_default_when_empty(raw, expected):
+    assert Settings({"live": {"max_queue": raw}}).number("live", "max_queue") == expected
+
+
+@pytest.mark.parametrize("raw, expected", [(None, "text"), ("", "text"), ("json", "json")])
+def test_a_setting_left_empty_takes_its_default(raw, expected):
+    assert Settings({"log": {"format": raw}}).value("log", "format") == expected
+
+
+def test_the_hashing_lane_and_the_registration_window_take_the_defaults_of_the_settings_module():
+    """Two fallbacks used to disagree with DEFAULTS: 1 thread instead of 2, a 60 s window instead of 3600."""
+    settings = Settings({"auth": {"hash_threads": 0, "hash_queue": None, "registration_window_seconds": 0}})
+    assert settings.positive("auth", "hash_threads") == 2 and settings.number("auth", "hash_queue") == 64
+    assert settings.positive("auth", "registration_window_seconds") == 3600
+
+
+def test_no_module_keeps_a_default_of_its_own_for_a_setting():
+    """`settings.get(...) or 15` and `get(..., 15)` would repeat DEFAULTS; `value`, `number` and `positive`
+    read it instead."""
+    import re
+    service = Path(__file__).resolve().parents[2] / "service"
+    own_default = re.compile(r"settings\.get\([^()]*\)\s*or\b|settings\.get\(\s*\"\w+\",\s*\"\w+\",|"
+                             r"settings\.(value|number|positive)\([^()]*\)\s*or\s*[\d\"'\[]")
+    found = {str(path.relative_to(service.parent)) for path in service.rglob("*.py")
+             if own_default.search(path.read_text())}
+    assert found == set()

@@ -1,6 +1,7 @@
 """Storage's refusals as the domain errors every front door maps (`from_storage`)."""
 from service.core.errors import (
-    BadRequest, NotFound, ServiceUnavailable, TooManyRequests, ValidationFailed, answer, from_storage, is_unavailable,
+    API, LIVE, MCP, OPS, TABLE, BadRequest, EndpointUnavailable, LiveUnavailable, NotFound, NotReady, RestifyError,
+    ServiceUnavailable, TooManyRequests, ValidationFailed, answer, from_storage, is_unavailable,
 )
 from storage import Unavailable, Unstorable
 
@@ -53,3 +54,45 @@ def test_anything_else_is_a_fault_answered_without_its_own_words():
     assert (mapped.status, mapped.code, mapped.fault, mapped.body) == (
         500, "INTERNAL", True, {"message": "Server error."})
     assert not answer(NotFound()).fault and not answer(Unavailable("x")).fault
+
+
+# -- the table: every error with a status ---------------------------------------------------------
+
+def _every_error_class() -> set[type]:
+    import importlib
+    import pkgutil
+
+    import service
+    for module in pkgutil.walk_packages(service.__path__, "service."):
+        if ".console.app_template" not in module.name:
+            importlib.import_module(module.name)
+    found, pending = set(), [RestifyError]
+    while pending:
+        for subclass in pending.pop().__subclasses__():
+            found.add(subclass)
+            pending.append(subclass)
+    return found
+
+
+def test_every_error_with_a_status_is_in_the_table_once():
+    assert len(TABLE) == len(set(TABLE))
+    assert _every_error_class() == set(TABLE)
+    assert all(error.__module__ == "service.core.errors" for error in TABLE)
+    assert all(error.where in (API, LIVE, MCP, OPS) and error.when for error in TABLE)
+
+
+def test_the_live_the_mcp_and_the_readiness_refusals_are_table_entries():
+    assert (LiveUnavailable.status, LiveUnavailable.where) == (501, LIVE) and EndpointUnavailable.where == MCP
+    assert (answer(EndpointUnavailable()).status, answer(EndpointUnavailable()).body) == (
+        503, {"message": "The MCP endpoint is not available."})
+    assert (answer(NotReady()).status, answer(NotReady()).body, NotReady.where) == (
+        503, {"message": "The database does not answer."}, OPS)
+
+
+def test_no_door_writes_an_error_status_by_hand():
+    import re
+    from pathlib import Path
+    doors = Path(__file__).resolve().parents[2] / "service"
+    by_hand = re.compile(r"status\s*=\s*[45]\d\d\b|set_status\(\s*[45]\d\d|status, code(, default_message)? = [45]")
+    found = {str(path.relative_to(doors.parent)) for path in doors.rglob("*.py") if by_hand.search(path.read_text())}
+    assert found == {"service/core/errors.py"}

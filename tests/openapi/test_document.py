@@ -11,7 +11,7 @@ from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 
 from service import Model, Policy, Repository, field
 from service.config import Settings, load_settings
-from service.core import models as model_registry
+from service.core import errors, models as model_registry
 from service.core.registry import build_registry, load_app
 from service.openapi import build_document
 from tests.conftest import ROOT
@@ -251,6 +251,27 @@ def test_every_error_shape_is_a_json_response(document):
         "schemas": bodies}})
     assert validator.is_valid({"message": "The given data was invalid.", "errors": {"email": ["x"]}})
     assert not validator.is_valid({"message": "The given data was invalid."})
+
+
+def test_the_error_responses_are_the_error_tables_entries(document):
+    """One response per status the REST routes answer, named after its first entry in the error table,
+    described by all of that status's entries, its example the first one's body; each route's error
+    statuses refer to them."""
+    entries: dict[int, list] = {}
+    for error in errors.TABLE:
+        if error.where == errors.API:
+            entries.setdefault(error.status, []).append(error)
+    responses = document["components"]["responses"]
+    assert set(responses) == {listed[0].__name__ for listed in entries.values()}
+    for status, listed in entries.items():
+        response = responses[listed[0].__name__]
+        assert response["description"] == " ".join(error.when for error in listed)
+        assert response["content"]["application/json"]["example"] == listed[0].example().body()
+    for item in document["paths"].values():
+        for operation in (value for value in item.values() if isinstance(value, dict) and "responses" in value):
+            for status, response in operation["responses"].items():
+                if int(status) >= 400:
+                    assert response == {"$ref": f"#/components/responses/{entries[int(status)][0].__name__}"}
 
 
 def test_bearer_security(document):
