@@ -45,7 +45,7 @@ def limits():
 
 @pytest.fixture
 def config(config, limits):
-    config["server"] = limits
+    config["server"] = {"max_response_bytes": 0, **limits}  # the answers here are larger than its default
     config["mcp"] = {"max_result_bytes": 0}  # MCP results whole, posts of 200 KB included
     return config
 
