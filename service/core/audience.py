@@ -27,7 +27,8 @@ def in_scope(alternatives: tuple[dict[str, Any], ...] | None, document: Mapping[
     return scopes.admits(alternatives, document)
 
 
-async def present(app: Restify, resource: Resource, context: Context, document: dict[str, Any]) -> dict[str, Any] | None:
+async def present(app: Restify, resource: Resource, context: Context,
+                  document: dict[str, Any]) -> dict[str, Any] | None:
     """`{"data": resource}` exactly as show gives it to this context's user, or None when that
     user may not see the record."""
     app = app.pinned()

@@ -125,6 +125,7 @@ class ServiceUnavailable(RestifyError):
 
 class DeclarationError(Exception):
     """A repository, model, field or policy declaration that cannot work; raised at start-up."""
+    location: tuple[str, int] | None = None  # (file, line) of the declaration, when known
 
 
 class NotAnApplication(DeclarationError):
