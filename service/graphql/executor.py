@@ -72,6 +72,8 @@ def load_resolver_classes(directory: Path) -> dict[str, type[RepositoryResolvers
         if path.name.startswith("_"):
             continue
         spec = importlib.util.spec_from_file_location(f"_restify_resolvers_{path.stem}", path)
+        if spec is None or spec.loader is None:  # not a module Python can load
+            continue
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         for value in vars(module).values():
@@ -202,6 +204,7 @@ class GraphQLEndpoint:
         if errors:
             return {"errors": errors}
         document = prepared.document
+        assert document is not None  # a text refused or with errors is answered above; any other was parsed
         operation = get_operation_ast(document, operation_name)
         if operation is not None and operation.operation == OperationType.SUBSCRIPTION:
             raise BadRequest("Subscriptions are served over WebSocket.")  # graphql-transport-ws on this path
@@ -215,6 +218,7 @@ class GraphQLEndpoint:
         if inspect.isawaitable(result):
             result = await result
         if context.budget.spent:  # one error for the answer, not one per field that went on to charge it
+            assert context.budget.limit is not None  # spent only where there is a limit
             return {"data": None, "errors": [error_entry(ResponseTooLarge(context.budget.limit), "")]}
         return result_body(result)
 

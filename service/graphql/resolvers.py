@@ -6,7 +6,7 @@ flattened resource objects: `{"id", **attributes}` plus the loaded relationships
 which relation fields read without another query.
 """
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from graphql import GraphQLResolveInfo
 
@@ -74,7 +74,7 @@ def _bad_cursor(name: str, message: str) -> BadRequest:
 
 
 class RepositoryResolvers(BulkResolvers):
-    resource: ClassVar[str] = ""
+    resource: str = ""  # the repository served, set on each instance
 
     def __init__(self, app: Restify) -> None:
         self.app = app
