@@ -13,6 +13,7 @@ test has its own — gets a new manager) and stops it in `close()`.
 import asyncio
 import json
 import logging
+from collections.abc import MutableMapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -229,7 +230,7 @@ class McpHandler(JsonHandler):
             return {"type": "http.disconnect"}
         return receive
 
-    async def _send(self, message: dict[str, Any]) -> None:
+    async def _send(self, message: MutableMapping[str, Any]) -> None:
         if self._finished:
             return
         if message["type"] == "http.response.start":
