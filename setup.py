@@ -26,6 +26,7 @@ setup(
                  "schemathesis>=4.32,<5", "hypothesis>=6.100", "openapi-python-client>=0.29,<0.30",
                  "honcho>=2",
                  "httpx-sse>=0.4", "gql[websockets,httpx]>=3.5"],
+        "lint": ["ruff>=0.6,<1", "mypy>=1.10,<3"],
     },
     entry_points={"console_scripts": ["restify=service.cli:main"]},
 )

@@ -155,7 +155,7 @@ class Posts(Base):
         if "user" in related:
             ids = [o for o in dict.fromkeys(_oid(p.get("user_id")) for p in posts) if o]
             users = {str(u["_id"]): u for u in await self.db.users.find({"_id": {"$in": ids}}).to_list(None)}
-            for item, post in zip(data, posts):
+            for item, post in zip(data, posts, strict=True):
                 user = users.get(post.get("user_id"))
                 item.setdefault("relationships", {})["user"] = \
                     [_resource("users", user, ("password",))] if user else []

@@ -41,10 +41,10 @@ async def seed(app: Restify, users: int = 20, posts: int = 200, comments: int = 
         "name": f"User {n}", "email": f"user{n}@example.com", "password": password,
         "bio": _sentence(rng, 8), "avatar": None, **stamp}))["id"] for n in range(first + 1, first + users + 1)]
     post_ids = []
-    for i in range(posts):
+    for _ in range(posts):
         post = await db.collection("posts").insert(_post(rng, user_ids, tag_ids, stamp))
         post_ids.append(post["id"])
-    for i in range(comments):
+    for _ in range(comments):
         await db.collection("comments").insert({
             "body": _sentence(rng, 12), "post_id": rng.choice(post_ids), "user_id": rng.choice(user_ids), **stamp})
     return {"users": users, "posts": posts, "comments": comments, "tags": len(tag_ids)}

@@ -147,10 +147,12 @@ class Attacks:
             connection.close()
         await asyncio.gather(*(client(i) for i in range(clients)))
 
-    def _posting(self, path: str, body: bytes | Callable[[int], bytes]) -> Callable[[Connection, int], Awaitable[object]]:
+    def _posting(self, path: str,
+                 body: bytes | Callable[[int], bytes]) -> Callable[[Connection, int], Awaitable[object]]:
         async def send(connection: Connection, n: int) -> object:
             payload = body(n) if callable(body) else body
-            status, _ = await connection.request("POST", path, payload, {"Content-Type": "application/json"}, timeout=60)
+            status, _ = await connection.request("POST", path, payload, {"Content-Type": "application/json"},
+                                                 timeout=60)
             return status
         return send
 

@@ -157,7 +157,7 @@ def wrk_load(target: Target, connections: int, duration: float, workdir: Path) -
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     finished = subprocess.run(command, capture_output=True, text=True, timeout=duration + 60)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    line = next((l for l in finished.stdout.splitlines() if l.startswith("BENCH ")), None)
+    line = next((text for text in finished.stdout.splitlines() if text.startswith("BENCH ")), None)
     if finished.returncode != 0 or line is None:
         raise RuntimeError(f"wrk failed ({finished.returncode}): {finished.stderr or finished.stdout}")
     requests, micros, broken, bad_status, p50, p99 = line.split()[1:]

@@ -136,7 +136,8 @@ def _check_cursor_is_the_deep_page(port: int, requests: dict) -> None:
     if pages[DEEP] != pages[CURSOR]:
         raise RuntimeError(f"the cursor page is not page {DEEP_PAGE}: {pages}")
     sorted_deep = fetch(HOST, port, *_get(page=DEEP_PAGE, perPage=PER_PAGE, sort="-views"))[1]["data"]
-    if [item["id"] for item in sorted_deep] != [item["id"] for item in fetch(HOST, port, *requests[SORTED_CURSOR])[1]["data"]]:
+    sorted_cursor = fetch(HOST, port, *requests[SORTED_CURSOR])[1]["data"]
+    if [item["id"] for item in sorted_deep] != [item["id"] for item in sorted_cursor]:
         raise RuntimeError(f"the sort=-views cursor page is not page {DEEP_PAGE} of that sort")
     print(f"  parity ok: both cursor pages hold the records of page {DEEP_PAGE:,} of their sort", flush=True)
 

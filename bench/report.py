@@ -34,11 +34,11 @@ def combine(runs: list[Measurement]) -> Measurement:
     """Rounds of one case pooled: requests, seconds and CPU add up; percentiles are averaged."""
     loads = [r.load for r in runs]
     pooled = LoadResult(
-        requests=sum(l.requests for l in loads), seconds=sum(l.seconds for l in loads),
-        p50_ms=sum(l.p50_ms for l in loads) / len(loads), p99_ms=sum(l.p99_ms for l in loads) / len(loads),
-        failures=sum(l.failures for l in loads), client_cpu_s=sum(l.client_cpu_s for l in loads),
+        requests=sum(x.requests for x in loads), seconds=sum(x.seconds for x in loads),
+        p50_ms=sum(x.p50_ms for x in loads) / len(loads), p99_ms=sum(x.p99_ms for x in loads) / len(loads),
+        failures=sum(x.failures for x in loads), client_cpu_s=sum(x.client_cpu_s for x in loads),
     )
-    per_process = [sum(values) for values in zip(*(r.process_cpu_s for r in runs))]
+    per_process = [sum(values) for values in zip(*(r.process_cpu_s for r in runs), strict=True)]
     return Measurement(pooled, per_process, sum(r.db_cpu_s for r in runs), sum(r.other_cpu_s for r in runs))
 
 

@@ -114,8 +114,10 @@ def _embedded_pid(server_uri: str) -> int:
 def add_load_arguments(parser: argparse.ArgumentParser, connections: str = "16,64", duration: float = 5.0,
                        rounds: int = 2) -> None:
     """The options every measuring command shares (this one and `bench.query`)."""
-    parser.add_argument("--connections", default=connections, help=f"comma list of connection counts (default {connections})")
-    parser.add_argument("--duration", type=float, default=duration, help=f"seconds measured per run (default {duration:g})")
+    parser.add_argument("--connections", default=connections,
+                        help=f"comma list of connection counts (default {connections})")
+    parser.add_argument("--duration", type=float, default=duration,
+                        help=f"seconds measured per run (default {duration:g})")
     parser.add_argument("--rounds", type=int, default=rounds,
                         help=f"alternating service/bare runs per case, pooled (default {rounds})")
     parser.add_argument("--warmup", type=float, default=1.0, help="seconds of unmeasured load before each run")

@@ -115,7 +115,10 @@ class _Stream:
             return await self.batch()  # the stream is opened by its first read
         except OperationFailure as error:
             await self.close()
-            raise _refusal(error) or error
+            refusal = _refusal(error)
+            if refusal is None:
+                raise
+            raise refusal from error
 
     async def batch(self, limit: int = 1000) -> list[Change]:
         """What the server has now (one empty getMore ends it); [] when nothing happened."""
@@ -166,6 +169,7 @@ class Watcher:
         if self._task is None or self._task.done():
             self._opened = asyncio.get_running_loop().create_future()
             self._task = asyncio.create_task(self._run(self._opened))
+        assert self._opened is not None  # made with the task, never cleared
         try:
             await asyncio.shield(self._opened)
         except BaseException:

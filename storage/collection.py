@@ -131,7 +131,8 @@ class Collection:
         # One round trip for a whole page or relation batch, not 101 documents then getMore.
         return cursor.batch_size(min(limit, FIRST_BATCH) if limit else FIRST_BATCH)
 
-    async def _find_by_id_bound(self, where: Filter, bound: IdBound, sort: Sort | None, limit: int) -> list[dict] | None:
+    async def _find_by_id_bound(self, where: Filter, bound: IdBound, sort: Sort | None,
+                                limit: int) -> list[dict] | None:
         """A keyset page over the id read through the embedded server's `_id` index (see
         storage/id_pages.py); None when its answer is not certainly the page."""
         query = without_position(where, bound).to_mongo()
@@ -248,7 +249,8 @@ class Collection:
                 if (await self._col.update_one(where, update, **_joined())).matched_count:
                     after = to_plain(await self._col.find_one({"_id": oid}, **_joined()))
                     return (dict(after), after) if after else None
-                return await self._absent(oid, versions)
+                await self._absent(oid, versions)
+                return None
         except DuplicateKeyError as error:
             raise DuplicateKey(_duplicate_field(error, self.name)) from None
         before = to_plain(before)
@@ -283,7 +285,8 @@ class Collection:
             made = await self._col.update_one({"_id": oid, key: {"$in": [None]}}, {"$set": {key: []}})
             if not made.matched_count:
                 break
-        return await self._absent(oid, versions)
+        await self._absent(oid, versions)
+        return None
 
     async def _absent(self, oid: Any, versions: Versions) -> None:
         """After a versioned write matched nothing: Stale if the document is there, None if gone."""
@@ -309,7 +312,8 @@ class Collection:
             return None
         removed = await self._col.find_one_and_delete(_versioned(oid, versions), **_joined())
         if removed is None:
-            return await self._absent(oid, versions)
+            await self._absent(oid, versions)
+            return None
         return to_plain(removed)
 
     @unavailable_as_error

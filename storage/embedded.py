@@ -76,7 +76,7 @@ class EmbeddedServer:
         self._signal(signal.SIGCONT)
 
     def _signal(self, number: int) -> None:
-        if not self.running:
+        if self._process is None or not self.running:
             raise RuntimeError("the embedded database is not running")
         self._process.send_signal(number)
 

@@ -143,7 +143,7 @@ def _merged(clauses: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def _exact(values: dict[str, Any]) -> list[dict[str, Any]] | None:
     """One clause per exact value, or None when one of them can match nothing (a malformed id)."""
-    clauses = []
+    clauses: list[dict[str, Any]] = []
     for name, value in sorted(values.items()):
         _check_scalar(name, value)
         if name == "id":
@@ -205,7 +205,7 @@ def _stored(name: str, value: Any) -> tuple[str, Any]:
     return name, value
 
 
-_NOTHING = {"_id": {"$in": []}}
+_NOTHING: dict[str, Any] = {"_id": {"$in": []}}
 _EVERYTHING: dict[str, Any] = {}
 
 
@@ -241,7 +241,7 @@ def _keyset(sort: tuple[tuple[str, int], ...], values: tuple[Any, ...]) -> dict[
     values sort first, as MongoDB orders them."""
     branches = []
     equal: list[dict[str, Any]] = []
-    for (name, direction), value in zip(sort, values):
+    for (name, direction), value in zip(sort, values, strict=True):
         key, stored = _stored(name, value)
         if value is None:
             beyond = _present(key) if direction == 1 else None  # nothing sorts below null

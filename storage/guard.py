@@ -1,8 +1,8 @@
 """Turns the driver's connection failures into `Unavailable`, and values BSON cannot encode into
 `Unstorable`, once for every operation."""
 import functools
-from collections.abc import Awaitable, Callable
-from typing import ParamSpec, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
 
 from pymongo.errors import AutoReconnect, ConnectionFailure, PyMongoError, ServerSelectionTimeoutError
 
@@ -14,7 +14,7 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
-def unavailable_as_error(function: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
+def unavailable_as_error(function: Callable[P, Awaitable[T]]) -> Callable[P, Coroutine[Any, Any, T]]:
     @functools.wraps(function)
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
         try:

@@ -1,11 +1,11 @@
 """Id conversion: ObjectId inside the database, 24-hex strings everywhere else."""
-from typing import Any
+from typing import Any, TypeGuard, overload
 
 from bson import ObjectId
 from bson.errors import InvalidId
 
 
-def is_valid_id(value: object) -> bool:
+def is_valid_id(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and ObjectId.is_valid(value) and len(value) == 24
 
 
@@ -19,6 +19,10 @@ def to_object_id(value: str) -> ObjectId | None:
         return None
 
 
+@overload
+def canonical_id(value: str) -> str: ...
+@overload
+def canonical_id(value: object) -> object: ...
 def canonical_id(value: object) -> object:
     """A valid id in its one stored spelling (lowercase hex); anything else unchanged.
 
@@ -31,6 +35,10 @@ def new_id() -> str:
     return str(ObjectId())
 
 
+@overload
+def to_plain(document: dict) -> dict: ...
+@overload
+def to_plain(document: None) -> None: ...
 def to_plain(document: dict | None) -> dict | None:
     """A stored document with `_id` turned into the string `id`."""
     if document is None:
@@ -50,5 +58,5 @@ def ids_as_text(query: Any) -> Any:
         return query if all(converted[key] is value for key, value in query.items()) else converted
     if isinstance(query, (list, tuple)):
         items = [ids_as_text(value) for value in query]
-        return query if all(new is old for new, old in zip(items, query)) else items
+        return query if all(new is old for new, old in zip(items, query, strict=True)) else items
     return query

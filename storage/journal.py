@@ -139,12 +139,15 @@ class Journal:
 
 async def _undo(collection: Collection, entry: Entry, step: Step) -> None:
     if entry.action == "store":
+        assert step.version is not None  # a stored record's step holds its first version
         try:
             await collection.remove(step.id, (step.version,))
         except Stale:  # changed by another writer since: theirs now
             pass
     elif entry.action == "update":
+        assert step.before is not None and step.version is not None  # an update's step holds both
         await collection.put_back(step.before, step.version, entry.id)
     else:
+        assert step.before is not None  # a delete's step holds the record deleted
         await collection.recreate(step.before)
 

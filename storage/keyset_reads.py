@@ -42,7 +42,7 @@ def keyset_reads(where: Filter) -> list[tuple[Filter, Sort]] | None:
     base = replace(where, after=None)
     reads: list[tuple[Filter, Sort]] = []
     for depth in reversed(range(len(keys))):
-        equal = dict(zip((name for name, _ in keys[:depth]), values[:depth]))
+        equal = dict(zip((name for name, _ in keys[:depth]), values[:depth], strict=True))
         if any(name in base.equals and base.equals[name] != value for name, value in equal.items()):
             continue  # the part asks for another value than the filter does: it holds nothing
         fixed = replace(base, equals={**base.equals, **equal})

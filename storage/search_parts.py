@@ -21,7 +21,7 @@ portable query. MongoDB answers the `$or` from its indexes in one query: this is
 server only (`IndexSupport.or_indexed`).
 """
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -66,7 +66,7 @@ async def merged(read: Reader, parts: list[Filter], sort: Sort | None, skip: int
         rows: list[dict[str, Any]] = []
         for part in parts:
             found = await read(part, sort, needed)
-            if any(_compare(a, b, sort) > 0 for a, b in zip(found, found[1:])):
+            if any(_compare(a, b, sort) > 0 for a, b in zip(found, found[1:], strict=False)):
                 raise OutOfOrder()
             rows += found
         rows.sort(key=functools.cmp_to_key(lambda a, b: _compare(a, b, sort)))
@@ -74,14 +74,14 @@ async def merged(read: Reader, parts: list[Filter], sort: Sort | None, skip: int
     streams = [_stream(read, part, sort, needed) for part in parts]
     try:
         heads = [await anext(stream, None) for stream in streams]
-        ordered = functools.cmp_to_key(lambda a, b: _compare(a, b, sort))
+        ordered: Callable[[dict[str, Any]], Any] = functools.cmp_to_key(lambda a, b: _compare(a, b, sort))
         taken: list[dict[str, Any]] = []
         while not needed or len(taken) < needed:
-            waiting = [i for i, head in enumerate(heads) if head is not None]
+            waiting = [(i, head) for i, head in enumerate(heads) if head is not None]
             if not waiting:
                 break
-            first = min(waiting, key=lambda i: ordered(heads[i]))
-            taken.append(heads[first])  # type: ignore[arg-type]
+            first, head = min(waiting, key=lambda pair: ordered(pair[1]))
+            taken.append(head)
             heads[first] = await anext(streams[first], None)
         return taken[skip:]
     finally:
@@ -89,7 +89,7 @@ async def merged(read: Reader, parts: list[Filter], sort: Sort | None, skip: int
             await stream.aclose()
 
 
-async def _stream(read: Reader, part: Filter, sort: Sort, needed: int) -> AsyncIterator[dict[str, Any]]:
+async def _stream(read: Reader, part: Filter, sort: Sort, needed: int) -> AsyncGenerator[dict[str, Any], None]:
     """A part's records in `sort` (which ends with the id), a chunk at a time, each chunk the keyset
     page after the last record read."""
     after, sent, last = part.after, 0, None

@@ -75,7 +75,7 @@ async def test_many_clients_over_rest_graphql_and_mcp_lose_nothing(doors, db, re
     workload = Workload(doors, users=4)
     await workload.setup()
     if workload.mcp_note:
-        warnings.warn(workload.mcp_note)
+        warnings.warn(workload.mcp_note, stacklevel=1)
     begun = time.monotonic()
     await workload.run(WORKERS, steps=STEPS)
     invariants = await verify(workload, db, restify)
@@ -128,9 +128,9 @@ async def test_parallel_bulk_stores_with_conflicts_each_write_all_their_items_or
                                      for i, names in enumerate(batches)))
     assert all(a.status in (201, 200, 422) for a in answers), [(a.door, a.status, a.reason) for a in answers]
     assert all(a.ok for a in answers[-2:]), [(a.door, a.status, a.reason) for a in answers[-2:]]
-    assert not any(a.ok for a, names in zip(answers, batches) if len(set(names)) < len(names))
+    assert not any(a.ok for a, names in zip(answers, batches, strict=True) if len(set(names)) < len(names))
     stored = await db.collection("tags").find_within("name", [name for names in batches for name in names])
-    acked = [names for a, names in zip(answers, batches) if a.ok]
+    acked = [names for a, names in zip(answers, batches, strict=True) if a.ok]
     assert sorted(t["name"] for t in stored) == sorted(name for names in acked for name in names)
     await assert_invariants_hold(workload, db, restify)
 

@@ -2,6 +2,8 @@
 
 `service.http` is the shared plumbing and the REST door; GraphQL, MCP and OpenAPI bring their own
 handlers. Every rule is named by its route template, which metrics and access lines show."""
+from typing import Any
+
 from tornado.httpserver import HTTPServer
 from tornado.web import Application
 
@@ -19,7 +21,7 @@ from service.mcp import mcp_routes
 from service.openapi.handler import openapi_routes
 
 
-def make_app(app: Restify, graphql: GraphQLService | None = None, **settings: object) -> Application:
+def make_app(app: Restify, graphql: GraphQLService | None = None, **settings: Any) -> Application:
     """The whole service; pass `graphql` to keep a handle for reloading its schema."""
     observer = Observer(Metrics() if metrics_enabled(app.settings) else None)
     application = Application(

@@ -27,7 +27,8 @@ def prune(settings: Settings, apply: bool, older_than: float | None = None) -> i
     """Lists what no record needs (and deletes it with `apply`); returns the exit code."""
     with database_uri(settings) as uri:
         try:
-            return asyncio.run(_prune(settings, uri, apply, stale_after(settings) if older_than is None else older_than))
+            return asyncio.run(_prune(settings, uri, apply,
+                                      stale_after(settings) if older_than is None else older_than))
         except Unavailable:
             print("restify: the database is unavailable", file=sys.stderr)
             return 1

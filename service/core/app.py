@@ -18,6 +18,8 @@ log = logging.getLogger("restify")
 
 
 class Restify:
+    _origin: "Restify"  # set on pinned views only (see `origin`)
+
     def __init__(self, settings: Settings, registry: Registry, db: Database) -> None:
         self.settings = settings
         self.registry = registry

@@ -22,7 +22,8 @@ def matches(values: Mapping[str, Any], document: Mapping[str, Any]) -> bool:
     return all(document.get(name) == value for name, value in values.items())
 
 
-async def present(app: Restify, resource: Resource, context: Context, document: dict[str, Any]) -> dict[str, Any] | None:
+async def present(app: Restify, resource: Resource, context: Context,
+                  document: dict[str, Any]) -> dict[str, Any] | None:
     """`{"data": resource}` exactly as show gives it to this context's user, or None when that
     user may not see the record."""
     app = app.pinned()

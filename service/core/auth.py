@@ -88,12 +88,13 @@ async def login(app: Restify, payload: dict[str, Any], context: Context) -> dict
               for name, value in (("email", email), ("password", password)) if not isinstance(value, str) or not value}
     if errors:
         raise ValidationFailed(errors)
+    assert isinstance(email, str) and isinstance(password, str)  # the errors above say otherwise
     resource = _users(app)
     # Counted before anything else is read: a refused attempt costs no database read.
     attempt = await ratelimit.login_attempt(app, email, context.extras.get("address"))
     user = await _find_by_email(app, resource, email)
     hashed = user.get("password") if user else None
-    if not await ratelimit.judge(app, attempt, hashed if isinstance(hashed, str) else None, password):
+    if not await ratelimit.judge(app, attempt, hashed if isinstance(hashed, str) else None, password) or user is None:
         raise Unauthenticated(BAD_CREDENTIALS)
     token = await create_token(app, user["id"])
     context.user = resource.model(user)

@@ -130,7 +130,8 @@ def _authorize(app: Restify, resource: Resource, context: Context, action: str,
                documents: Sequence[dict[str, Any] | None]) -> None:
     """Every record allowed before anything is written: one refusal refuses the whole request."""
     gate = app.registry.policies.gate(resource.model, context.user)
-    if not all(gate.allows_or(f"{action}_bulk", action, resource.model(d) if d is not None else None) for d in documents):
+    if not all(gate.allows_or(f"{action}_bulk", action, resource.model(d) if d is not None else None)
+               for d in documents):
         raise deny(context)
 
 
@@ -258,11 +259,12 @@ async def update_bulk(app: Restify, name: str, items: Any, context: Context) -> 
     fields = resource.fields(context)
     plans = [Write(app, resource, fields, context, {k: v for k, v in item.items() if k not in (ID, VERSION)},
                    action="patch", existing=document, versions=_pinned(target, document))
-             for item, target, document in zip(objects, targets, documents)]
+             for item, target, document in zip(objects, targets, documents, strict=True)]
     prepared: list[Prepared] = await _each(plans, prepare)
     await _each(prepared, before)
     # Each record as read is what its write replaces (the write happens only at that version).
-    steps = [Step(p.record_id, before=p.plan.existing, version=version_of(p.plan.existing) + 1) for p in prepared]
+    steps = [Step(p.record_id, before=document, version=version_of(document) + 1)
+             for p, document in zip(prepared, documents, strict=True)]
 
     async def update(prepared: Prepared, entry: str | None) -> Saved:
         if entry is not None:  # marks the record as this bulk write's, for taking it back
@@ -279,7 +281,7 @@ async def update_bulk(app: Restify, name: str, items: Any, context: Context) -> 
 async def _answer(app: Restify, context: Context, prepared: list[Prepared], saved: list[Saved]) -> dict[str, Any]:
     """After-hooks and the records written, the answer's budget counting all of them."""
     with budgets.held(app, context):
-        return {"data": [(await finish(p, s.document)).data for p, s in zip(prepared, saved)]}
+        return {"data": [(await finish(p, s.document)).data for p, s in zip(prepared, saved, strict=True)]}
 
 
 def _delete_items(items: list[Any]) -> list[dict[str, Any]]:
@@ -311,7 +313,7 @@ async def delete_bulk(app: Restify, name: str, items: Any, context: Context) -> 
     app = app.pinned()
     context.action = "delete"
     resource, targets, documents = await _deletable(app, name, items, context)
-    pairs = list(zip(targets, documents))
+    pairs = list(zip(targets, documents, strict=True))
     await _each(pairs, lambda pair: before_remove(resource, context, pair[1], pair[0].versions))
 
     async def delete(pair: tuple[Target, dict[str, Any]], _: str | None) -> dict[str, Any]:

@@ -204,6 +204,7 @@ class ServerBusy(RestifyError):
 
 class DeclarationError(Exception):
     """A repository, model, field or policy declaration that cannot work; raised at start-up."""
+    location: tuple[str, int] | None = None  # (file, line) of the declaration, when known
 
 
 class NotAnApplication(DeclarationError):

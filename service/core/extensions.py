@@ -36,7 +36,7 @@ def words(class_name: str) -> str:
 class RunContext(Context):
     """The context `handle` gets: the request's, plus where it runs (the operation's application view and
     the resource), which the helpers below read to run further operations as the same user."""
-    app: Restify | None = field(default=None, repr=False)
+    app: Restify = field(kw_only=True, repr=False)
     resource: str = ""
 
 

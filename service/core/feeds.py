@@ -150,6 +150,7 @@ class Subscription:
     async def _view(self, change: Change, views: dict[Any, Any]) -> dict[str, Any] | None:
         key = (self.resource.name, self.owner, change.token)
         if key not in views:
+            assert change.document is not None  # viewed only when `wants` took the document
             views[key] = await audience.present(self.feeds.app, self.resource, self.context, change.document)
         return views[key]
 
@@ -174,7 +175,7 @@ class Subscription:
                 if event is not None:
                     self._queue.append(event)
         held, self._pending = self._pending, None
-        for event in held:
+        for event in held or ():
             if event.token not in replayed:
                 self.offer(event)
         self._arrived.set()
@@ -253,6 +254,7 @@ class Feeds:
     async def _follow_token(self, subscription: Subscription) -> None:
         """Ends the subscription when its token is deleted (logout, revocation, on any process)
         or expires."""
+        assert subscription.token_id is not None  # followed only for a subscription made with a token
         self._by_token.setdefault(subscription.token_id, set()).add(subscription)
         await self._watcher(auth.TOKENS).listen(self._on_tokens)
         stored = await self.app.db.collection(auth.TOKENS).find_by_id(subscription.token_id)
@@ -287,7 +289,7 @@ class Feeds:
         if followers is not None:
             followers.discard(subscription)
             if not followers:
-                del self._by_token[subscription.token_id]
+                del self._by_token[subscription.token_id or ""]
             if not self._by_token:
                 self._watcher(auth.TOKENS).forget(self._on_tokens)
 

@@ -2,6 +2,7 @@
 from this state once, by `service.core.description`, which every door uses."""
 import sys
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 from service.core.errors import DeclarationError
@@ -19,7 +20,7 @@ def _split(rules: tuple[str | list[str], ...]) -> list[str]:
 
 def _declared_at() -> tuple[str, int] | None:
     """file and line of the code that called field(...): where an author looks for a bad declaration."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename == __file__:
         frame = frame.f_back
     return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None

@@ -11,7 +11,7 @@ The selection trims the answer; it does not reach the database: policies, flags,
 keys are read from whole records, and a record is one document either way.
 """
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from service.core.context import Context
 from service.core.errors import BadRequest
@@ -63,7 +63,7 @@ def parse(app: "Restify", resource: Resource, context: Context) -> Fieldsets:
     return chosen
 
 
-def _refuse(name: str, message: str) -> None:
+def _refuse(name: str, message: str) -> NoReturn:
     raise BadRequest(message, {name: [message]})
 
 

@@ -29,6 +29,6 @@ class Readiness:
         try:
             await asyncio.wait_for(self.db.ping(), self.timeout)
         except (StorageError, TimeoutError) as error:
-            log.debug("database not ready: %s", error or "no answer in time")
+            log.debug("database not ready: %s", str(error) or "no answer in time")
             return False
         return True

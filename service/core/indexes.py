@@ -176,7 +176,8 @@ def extra_indexes(states: list[IndexState], existing: list[ExistingIndex]) -> li
     return [index for index in existing if index.keys != (("id", 1),) and index not in matched]
 
 
-async def states(db: Database, plan: Plan, create: bool = False) -> dict[str, tuple[list[IndexState], list[ExistingIndex]]]:
+async def states(db: Database, plan: Plan,
+                 create: bool = False) -> dict[str, tuple[list[IndexState], list[ExistingIndex]]]:
     """Per collection: each planned index's state and the indexes there that are not planned. With
     `create`, what is missing is made first: a unique index the server refuses raises IndexRefused
     (`unique:` rules rely on it); any other refusal is logged and reported."""
@@ -191,6 +192,7 @@ async def states(db: Database, plan: Plan, create: bool = False) -> dict[str, tu
                 replaced = state.existing
                 await _create(db, state)
                 if state.status == "created":  # a later planned index may be served by it
+                    assert state.existing is not None  # _create sets it with the status
                     existing = [index for index in existing if index is not replaced] + [state.existing]
             compared.append(state)
         found[collection] = (compared, extra_indexes(compared, existing))

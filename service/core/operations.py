@@ -181,6 +181,7 @@ def _envelope(context: Context, query: IndexQuery, page: cursors.Page, repeated:
     def cursor_link(cursor: str | None) -> str | None:
         return f"{prefix}{urlencode({'cursor': cursor})}" if cursor is not None else None
 
+    first: str | None
     if by_page:
         more = query.page < last_page if last_page is not None else page.more
         first, prev, next_ = link(1), link(query.page - 1) if query.page > 1 else None, \
@@ -190,11 +191,11 @@ def _envelope(context: Context, query: IndexQuery, page: cursors.Page, repeated:
     return {
         "meta": {
             "current_page": query.page if by_page else None,
-            "from": page.skip + 1 if by_page and count else None,
+            "from": page.skip + 1 if page.skip is not None and count else None,
             "last_page": last_page,
             "path": path,
             "per_page": query.per_page,
-            "to": page.skip + count if by_page and count else None,
+            "to": page.skip + count if page.skip is not None and count else None,
             "total": total,
             "next_cursor": page.next_cursor,
             "prev_cursor": page.prev_cursor,

@@ -47,7 +47,8 @@ def _positive_int(params: Mapping[str, str], name: str, default: int) -> int:
         return default
     number = to_number(raw)
     if not isinstance(number, int) or number < 1:
-        raise BadRequest(f"The {name} parameter must be a positive integer.", {name: [f"The {name} must be a positive integer."]})
+        raise BadRequest(f"The {name} parameter must be a positive integer.",
+                         {name: [f"The {name} must be a positive integer."]})
     return number
 
 

@@ -205,6 +205,8 @@ def load_app(app_dir: str | Path, package: str = "repositories") -> Registry:
                                "run restify in an application directory, pass --app-dir, or start one with "
                                "`restify new DIR`")
     root = importlib.import_module(package)
+    if root.__file__ is None:  # a namespace package: directories without __init__.py, none of them app_dir's
+        raise DeclarationError(f"package {package!r} was imported as a namespace package, not from {app_dir}")
     root_dir = Path(root.__file__).parent.resolve()
     if not str(root_dir).startswith(app_dir):
         raise DeclarationError(f"package {package!r} was imported from {root_dir}, not from {app_dir}")

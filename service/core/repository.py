@@ -113,7 +113,8 @@ class Repository:
             try:
                 module = importlib.import_module(models_module)
             except ImportError as error:
-                raise DeclarationError(f"{cls.__name__}: cannot import models module {models_module!r}: {error}")
+                raise DeclarationError(
+                    f"{cls.__name__}: cannot import models module {models_module!r}: {error}") from error
             found = getattr(module, guessed, None)
             if isinstance(found, type) and issubclass(found, Model):
                 return found

@@ -103,7 +103,7 @@ async def _window(collection: Any, where: Filter, key: str, parent_ids: list[str
         # One count per parent, sent together: an equality count is cheap on every server (the
         # embedded one reads a `$group` or an `$in` inside `$match` in Python, over the whole collection).
         counts = await asyncio.gather(*(collection.count(_of_parent(where, key, p)) for p in chunk))
-        for parent_id, count in zip(chunk, counts):
+        for parent_id, count in zip(chunk, counts, strict=True):
             first = max(skip - seen, 0)
             taken = min(count, end - seen) - first
             if taken > 0:

@@ -61,7 +61,8 @@ def check_declaration(field: Field) -> None:
         raise DeclarationError(f"field {field.name!r}: unknown disk {field.disk_name!r} (local or gridfs)")
 
 
-def check(fields: list[Field], files: dict[str, Upload], max_bytes: int) -> tuple[dict[str, list[str]], list[PendingFile]]:
+def check(fields: list[Field], files: dict[str, Upload],
+          max_bytes: int) -> tuple[dict[str, list[str]], list[PendingFile]]:
     """Field errors and the files to write, for the image fields that received a file."""
     errors: dict[str, list[str]] = {}
     pending: list[PendingFile] = []

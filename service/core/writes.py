@@ -114,6 +114,7 @@ async def prepare(plan: Write) -> Prepared:
     record_id = None if plan.existing is None else plan.existing["id"]
     if plan.existing is not None:
         check_version(plan.existing, plan.versions)
+    pending: list[uploads.PendingFile]
     if plan.decided is not None:
         values, pending = dict(plan.decided), []
     else:
@@ -133,7 +134,7 @@ async def before(prepared: Prepared) -> None:
     """Step 4: before-hooks; values they change are not validated again."""
     plan = prepared.plan
     repository = plan.resource.repository
-    if plan.creating:
+    if plan.existing is None:
         await run_hook(repository.before_store, plan.context, prepared.values)
     else:
         await run_hook(repository.before_update, plan.context, plan.resource.model(plan.existing), prepared.values)
@@ -241,6 +242,7 @@ async def save(app: Restify, resource: Resource, fields: list[Field], values: di
     values.update(written)
     collection = app.collection(resource)
     replaced: dict[str, Any] = {}
+    document: dict[str, Any] | None
     try:
         if existing is None:
             document = await collection.insert({**values, VERSION: 1, "id": record_id})

@@ -50,7 +50,7 @@ def schema_fields(resources: list[Resource], filters: Mapping[str, GraphQLInputO
                 "action": GraphQLArgument(GraphQLNonNull(GraphQLString)),
                 "ids": GraphQLArgument(GraphQLList(GraphQLNonNull(GraphQLID))),
                 "all": GraphQLArgument(GraphQLBoolean),
-                **({"filter": GraphQLArgument(filters[resource.name])} if filters.get(resource.name) else {}),
+                **({"filter": GraphQLArgument(found)} if (found := filters.get(resource.name)) else {}),
                 "search": GraphQLArgument(GraphQLString),  # with all: as on <type>List
                 "id": GraphQLArgument(GraphQLID),
                 "payload": GraphQLArgument(GraphQLJSON),

@@ -72,6 +72,8 @@ def load_resolver_classes(directory: Path) -> dict[str, type[RepositoryResolvers
         if path.name.startswith("_"):
             continue
         spec = importlib.util.spec_from_file_location(f"_restify_resolvers_{path.stem}", path)
+        if spec is None or spec.loader is None:  # not a module Python can load
+            continue
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         for value in vars(module).values():
@@ -147,7 +149,8 @@ class GraphQLEndpoint:
                         first = _default_first(object_type.fields.get(relation_name), self._first)
                         self.list_fields[relation_name] = max(first, self.list_fields.get(relation_name, 0))
             for listing in (f"{name}List", f"{name}Page"):  # `first` records each
-                self.list_fields[listing] = _default_first(query.fields.get(listing), self._first)
+                listed = query.fields.get(listing) if query is not None else None
+                self.list_fields[listing] = _default_first(listed, self._first)
             if resource is self.app.user_resource:
                 _set(query, "me", lambda _, info, r=resolvers: r.me(info))
         bind_subscriptions(self.app, self.schema, exposed(self.app.registry, self.config))
@@ -215,6 +218,7 @@ class GraphQLEndpoint:
         if errors:
             return {"errors": errors}
         document = prepared.document
+        assert document is not None  # a text refused or with errors is answered above; any other was parsed
         operation = get_operation_ast(document, operation_name)
         if operation is not None and operation.operation == OperationType.SUBSCRIPTION:
             raise BadRequest("Subscriptions are served over WebSocket.")  # graphql-transport-ws on this path
@@ -228,6 +232,7 @@ class GraphQLEndpoint:
         if inspect.isawaitable(result):
             result = await result
         if context.budget.spent:  # one error for the answer, not one per field that went on to charge it
+            assert context.budget.limit is not None  # spent only where there is a limit
             return {"data": None, "errors": [error_entry(ResponseTooLarge(context.budget.limit), "")]}
         return result_body(result)
 

@@ -3,7 +3,8 @@
 Per repository of model `<Type>`: `type <Type>`, `input <Type>Input`, the queries `<type>`,
 `<type>List` and `<type>Page` (with `<Type>Filter`: service/graphql/index_types.py), the mutations
 `create<Type>`, `update<Type>`, `delete<Type>`, their bulk forms (graphql/bulk.py) (and
-`attach<Type><Relation>`, `detach...`, `sync...` per BelongsToMany relation: graphql/attaching.py), the subscription `<type>Changed`
+`attach<Type><Relation>`, `detach...`, `sync...` per BelongsToMany relation: graphql/attaching.py), the
+subscription `<type>Changed`
 (service/graphql/subscriptions.py), `run<Type>Action` and `<type>Getter` where it declares actions or
 getters (service/graphql/actions.py), and one field per exposed relation; `me` when the user repository
 is in the schema. Printed sorted, so the same repositories always give byte-identical SDL.

@@ -41,7 +41,7 @@ class GraphQLHandler(JsonHandler):
         await self.send_json(body)
 
 
-def graphql_routes(app: Restify, graphql: GraphQLService | None = None, path: str | None = None) -> list[tuple]:
+def graphql_routes(app: Restify, graphql: GraphQLService | None = None, path: str | None = None) -> list[Any]:
     """URL specs serving GraphQL (WebSocket upgrades first, for subscriptions); add them to any
     Tornado application."""
     graphql = graphql or GraphQLService(app)

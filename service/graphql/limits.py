@@ -15,11 +15,11 @@ select a million fields in 500 bytes). A spread that closes a cycle counts nothi
 refuses such documents.
 """
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from graphql import (
-    DocumentNode, FieldNode, FragmentDefinitionNode, FragmentSpreadNode, IntValueNode, OperationDefinitionNode,
-    SelectionSetNode, VariableNode,
+    DocumentNode, FieldNode, FragmentDefinitionNode, FragmentSpreadNode, InlineFragmentNode, IntValueNode,
+    OperationDefinitionNode, SelectionSetNode, VariableNode,
 )
 
 
@@ -62,7 +62,7 @@ class Measure:
                     continue
                 if isinstance(node, FieldNode) and isinstance(_first_argument(node), VariableNode):
                     self.uses_variables = True
-                pending.append(node.selection_set)
+                pending.append(cast(FieldNode | InlineFragmentNode, node).selection_set)
         return found
 
     def _dependency_order(self) -> list[str]:
@@ -110,7 +110,7 @@ class Measure:
             if isinstance(node, FragmentSpreadNode):
                 inner = measured.get(node.name.value, _NOTHING)
             else:
-                inner = self._selection_set(node.selection_set, measured, variables)
+                inner = self._selection_set(cast(InlineFragmentNode, node).selection_set, measured, variables)
             selections += inner.selections
             depth = max(depth, inner.depth)
             cost += inner.cost

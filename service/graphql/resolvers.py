@@ -6,7 +6,7 @@ flattened resource objects: `{"id", **attributes}` plus the loaded relationships
 which relation fields read without another query.
 """
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from graphql import GraphQLResolveInfo
 
@@ -75,7 +75,7 @@ def _bad_cursor(name: str, message: str) -> BadRequest:
 
 
 class RepositoryResolvers(BulkResolvers):
-    resource: ClassVar[str] = ""
+    resource: str = ""  # the repository served, set on each instance
 
     def __init__(self, app: Restify) -> None:
         self.app = app
@@ -117,8 +117,8 @@ class RepositoryResolvers(BulkResolvers):
         body = await operations.index(self.app, self.resource, with_filter(context, filter))
         return [flatten(item) for item in body["data"]]
 
-    async def paginate(self, info: GraphQLResolveInfo, first: int | None = None, page: int = 1, after: str | None = None,
-                       before: str | None = None, search: str | None = None, sort: str | None = None,
+    async def paginate(self, info: GraphQLResolveInfo, first: int | None = None, page: int = 1,
+                       after: str | None = None, before: str | None = None, search: str | None = None, sort: str | None = None,
                        filter: dict[str, Any] | None = None, count: str = "EXACT") -> dict[str, Any]:
         """`<type>Page`: the list with the REST index's meta; `after`/`before` are its cursor."""
         context = self.context(info, perPage=first, page=page, cursor=page_cursor(after, before), search=search,

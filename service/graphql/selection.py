@@ -59,7 +59,7 @@ def related_firsts(resource: Resource, info: GraphQLResolveInfo, nodes: list[Fie
                 continue
             for argument in node.arguments or ():
                 if argument.name.value == "first":
-                    value = value_from_ast_untyped(argument.value, info.variable_values)
+                    value = value_from_ast_untyped(argument.value, info.variable_values.coerced)
                     if isinstance(value, int):
                         found.append(value)
             found.extend(related_firsts(relation.target, info, [node]))

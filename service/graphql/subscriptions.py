@@ -42,8 +42,9 @@ def subscription_fields(resources: list[Resource], objects: dict[str, GraphQLObj
             "record": GraphQLField(objects[resource.name]),  # null for a deleted record
         })
         arguments = {"id": GraphQLArgument(GraphQLID)}
-        if filters.get(resource.name) is not None:
-            arguments["filter"] = GraphQLArgument(filters[resource.name])
+        found = filters.get(resource.name)
+        if found is not None:
+            arguments["filter"] = GraphQLArgument(found)
         members[field_name(resource)] = GraphQLField(GraphQLNonNull(change), arguments)
     return members
 

@@ -13,7 +13,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from graphql import DocumentNode, GraphQLSchema, build_schema, parse, validate
+from graphql import DocumentNode, GraphQLFormattedError, GraphQLSchema, build_schema, parse, validate
 
 from service.graphql.scalars import bind_scalars
 
@@ -24,10 +24,11 @@ _pool: ProcessPoolExecutor | None = None
 _schemas: dict[str, GraphQLSchema] = {}  # in the worker: the schema of the SDL text last sent
 
 
-def refusal_body(formatted: dict[str, Any]) -> dict[str, Any]:
+def refusal_body(formatted: GraphQLFormattedError) -> dict[str, Any]:
     """A formatted error that refuses the document before anything ran, with its code."""
-    formatted.setdefault("extensions", {"code": VALIDATION_FAILED})
-    return formatted
+    body: dict[str, Any] = dict(formatted)
+    body.setdefault("extensions", {"code": VALIDATION_FAILED})
+    return body
 
 
 def _errors(schema: GraphQLSchema, document: DocumentNode) -> list[dict[str, Any]]:

@@ -8,7 +8,8 @@ operation id, 4429 a second `connection_init`, 4503 a consumer too slow to keep 
 """
 import asyncio
 import json
-from typing import Any
+from collections.abc import AsyncGenerator, Awaitable
+from typing import Any, cast
 
 from graphql import ExecutionResult, OperationType, get_operation_ast, subscribe
 from tornado.routing import PathMatches, Rule
@@ -152,7 +153,8 @@ class GraphQLSocket(WebSocketHandler):
                           extras={"address": self.request.remote_ip})
         query, variables, name = payload.get("query"), payload.get("variables"), payload.get("operationName")
         if not isinstance(query, str) or not query.strip():
-            self._send({"id": id, "type": "error", "payload": _refusal(BadRequest("The message must contain a query string."))})
+            self._send({"id": id, "type": "error",
+                        "payload": _refusal(BadRequest("The message must contain a query string."))})
             return
         # The same bounded preparation as over HTTP: tokens, selections, depth and cost before validation.
         prepared = await endpoint.prepared(query)
@@ -164,6 +166,7 @@ class GraphQLSocket(WebSocketHandler):
             self._send({"id": id, "type": "error", "payload": errors})
             return
         document = prepared.document
+        assert document is not None  # a text refused or with errors is answered above; any other was parsed
         operation = get_operation_ast(document, name)
         if operation is None or operation.operation != OperationType.SUBSCRIPTION:
             self._send({"id": id, "type": "next", "payload": await endpoint.run(query, variables, name, context)})
@@ -172,11 +175,12 @@ class GraphQLSocket(WebSocketHandler):
         stream = subscribe(endpoint.schema, document, context_value={"context": context},
                            variable_values=variables if isinstance(variables, dict) else None, operation_name=name,
                            executor_class=PlainFieldExecutor)  # each event is executed once per subscriber
-        if asyncio.iscoroutine(stream) or isinstance(stream, asyncio.Future):
+        if isinstance(stream, Awaitable):
             stream = await stream
         if isinstance(stream, ExecutionResult):
             self._send({"id": id, "type": "error", "payload": [error_body(e) for e in stream.errors or []]})
             return
+        stream = cast(AsyncGenerator[ExecutionResult, None], stream)  # typed AsyncIterator, made by an async generator
         try:
             async for result in stream:
                 # Awaited: a client that reads slowly holds the feed's queue, which is bounded.
@@ -193,7 +197,11 @@ class GraphQLSocket(WebSocketHandler):
         except WebSocketClosedError:
             done.set_result(None)
             return done
-        written.add_done_callback(lambda f: done.done() or done.set_result(None))
+
+        def settle(_: object) -> None:
+            if not done.done():
+                done.set_result(None)
+        written.add_done_callback(settle)
         return done
 
     def on_close(self) -> None:

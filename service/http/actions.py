@@ -43,7 +43,7 @@ class RecordGetterHandler(JsonHandler):
         await self.send_json(await getters.run(self.app, name, key, self.context(), id))
 
 
-def routes(prefix: str) -> tuple[list[tuple[str, type]], list[tuple[str, type]]]:
+def routes(prefix: str) -> tuple[list[tuple[str, type[JsonHandler]]], list[tuple[str, type[JsonHandler]]]]:
     """(templates that must come before the record route `<r>/{id}`, templates for after it)."""
     before = [(f"{prefix}/{{resource}}/actions", ActionsHandler),
               (f"{prefix}/{{resource}}/getters", GettersHandler),

@@ -160,7 +160,9 @@ class JsonHandler(RequestHandler):
 
     async def head(self, *args: str) -> None:
         """What GET answers, status and headers; Tornado leaves the body out for HEAD."""
-        await self.get(*args)
+        answered = self.get(*args)
+        if answered is not None:
+            await answered
 
     async def prepare(self) -> None:
         if self.request.method == "OPTIONS":

@@ -25,8 +25,8 @@ class _RequestClock:
         self._quiet = False  # waiting for the first byte of a kept-alive connection's next request
         read = stream.read_from_fd
 
-        def read_from_fd(buffer: bytearray | memoryview) -> int | None:
-            count = read(buffer)
+        def read_from_fd(buf: bytearray | memoryview) -> int | None:
+            count = read(buf)
             if count and self._quiet:
                 self._quiet = False
                 self._arm(self.header)
@@ -78,11 +78,12 @@ class _Timed(httputil.HTTPMessageDelegate):
 class TimedHTTPServer(HTTPServer):
     """`HTTPServer` with separate idle, header and body time limits (seconds)."""
 
-    def initialize(self, *args: Any, idle_timeout: float = 60.0, header_timeout: float = 10.0,
-                   body_timeout: float = 60.0, **kwargs: Any) -> None:
+    # The override takes idle_timeout and header_timeout in place of Tornado's idle_connection_timeout.
+    def initialize(self, request_callback: Any, *, idle_timeout: float = 60.0,  # type: ignore[override]
+                   header_timeout: float = 10.0, body_timeout: float = 60.0, **kwargs: Any) -> None:
         # Tornado's own wait (until the header is complete) stays as a backstop: the longest a legal
         # request can take to arrive.
-        super().initialize(*args, idle_connection_timeout=idle_timeout + header_timeout,
+        super().initialize(request_callback, idle_connection_timeout=idle_timeout + header_timeout,
                            body_timeout=body_timeout, **kwargs)
         self.idle_timeout, self.header_timeout = idle_timeout, header_timeout
         self._clocks: dict[IOStream, _RequestClock] = {}

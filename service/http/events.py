@@ -50,7 +50,7 @@ class EventsHandler(JsonHandler):
             self.subscription.close()
         self.finish()
 
-    async def head(self, name: str) -> None:
+    async def head(self, name: str) -> None:  # type: ignore[override]  # its route has one argument
         """The status and headers GET would answer, at once: the same checks, but no stream is held
         (nor a subscription counted) and a ticket is not used up."""
         await self._identify(name, use_ticket=False)

@@ -66,6 +66,7 @@ async def run(app: Any, tool: str, name: str, operation: str, arguments: dict[st
         # What is not a list goes as it is: the operation refuses it with its own message.
         await bulk.delete_bulk(app, name, [_at(item, shown) for item in items] if isinstance(items, list) else items,
                                context())
+        assert isinstance(items, list)  # delete_bulk refuses anything else
         return {"deleted": True, "ids": [_id(item) for item in items]}
 
     if not guard.confirming(app.settings, operation):

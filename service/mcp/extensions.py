@@ -8,7 +8,7 @@ and runs only when called again with the confirmation (`[mcp] confirm_destructiv
 A getter tool takes `id` where the getter is offered on records.
 """
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from service.config import Settings
 from service.core import actions, getters
@@ -63,8 +63,8 @@ def definition(app: Restify, resource: Resource, route: Any, context: Context
         where = f"GET {prefix}/{resource.name}" + ("/<id>" if not item.on_index else "") + f"/getters/{item.key}"
         text = (f"The {item.name} getter of {resource.name} ({where}): read-only. Returns "
                 '{"data": <what it computes>}.' + (" Give id for one record." if item.on_record else ""))
-        return item.name, text, _getter_schema(resource, item), guard.hints(GETTER)
-    action: actions.Action = item
+        return item.name, text, _getter_schema(resource, cast(getters.Getter, item)), guard.hints(GETTER)
+    action = cast(actions.Action, item)  # not a getter's route: an action's
     confirm = _confirming(app.settings, action)
     on = "without records" if action.standalone else \
         ("on the records given as ids, or all (narrowed by where)" if action.on_index else "on one record (id)")

@@ -134,10 +134,10 @@ def previewed_versions(record: dict[str, Any], accepted: Collection[int] | None)
     """A confirmed call runs at the version it previewed (and the caller's `version`, if given): a
     change since is refused inside the write itself, not only by comparing the preview."""
     shown = shown_version(record)
-    at = frozenset((shown,)) if shown is not None else accepted
-    if accepted is not None and at is not accepted:
-        at = at & frozenset(accepted)
-    return at
+    if shown is None:
+        return accepted
+    at = frozenset((shown,))
+    return at & frozenset(accepted) if accepted is not None else at
 
 
 async def confirm_or_preview(app: Restify, tool: str, arguments: dict[str, Any], user: Model | None,

@@ -75,7 +75,7 @@ def _operators_schema(field: Field) -> Schema:
     kind = description.json_type
     day = " A date-only upper bound includes that whole day." if description.type == "date" else ""
     values = {"type": "array", "items": {"type": kind}}
-    every = {
+    every: dict[str, tuple[dict[str, Any], str]] = {
         "eq": ({"type": [kind, "null"]}, "Equals this value (null: records without one)."),
         "ne": ({"type": [kind, "null"]}, "Differs from this value (null: records with one)."),
         "gt": ({"type": kind}, f"Greater than this value.{day}"),

@@ -13,6 +13,7 @@ from mcp import types
 from service.core import attaching
 from service.core.app import Restify
 from service.core.context import Context
+from service.core.models import Model
 from service.core.registry import Resource
 from service.core.serializer import TIMESTAMPS, visible
 from service.mcp import attaching as relation_tools, bulk, extensions, guard, schemas
@@ -53,7 +54,7 @@ def routes(app: Restify) -> dict[str, ToolRoute]:
     return found
 
 
-def definitions(app: Restify, user: object) -> list[types.Tool]:
+def definitions(app: Restify, user: Model | None) -> list[types.Tool]:
     """The tools this user is offered, with input schemas from the fields as this user sees them."""
     tools: list[types.Tool] = []
     for route in sorted(routes(app).values(), key=lambda r: r.name):

@@ -13,6 +13,7 @@ test has its own — gets a new manager) and stops it in `close()`.
 import asyncio
 import json
 import logging
+from collections.abc import MutableMapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -24,7 +25,7 @@ from tornado.web import Application
 
 from service.config import Settings
 from service.core.app import Restify
-from service.core.errors import EndpointUnavailable, MethodNotAllowed, RestifyError, ServerBusy, Unauthenticated
+from service.core.errors import EndpointUnavailable, MethodNotAllowed, ServerBusy, Unauthenticated
 from service.http.base import JsonHandler
 from service.mcp.server import Caller, build_server
 
@@ -228,7 +229,7 @@ class McpHandler(JsonHandler):
             return {"type": "http.disconnect"}
         return receive
 
-    async def _send(self, message: dict[str, Any]) -> None:
+    async def _send(self, message: MutableMapping[str, Any]) -> None:
         if self._finished:
             return
         if message["type"] == "http.response.start":

@@ -92,7 +92,7 @@ def repository_paths(resource: Resource, settings: Settings) -> dict[str, Schema
         "post": _operation(f"{n}.store", n, f"Create a {n} record", created(), security,
                            requestBody=_body(ref("Store"))),
     }
-    record = {
+    record: Schema = {
         "parameters": [parameters.id_parameter(n)],
         "get": _operation(f"{n}.show", n, f"Show a {n} record",
                           {**_ok("The record.", ref("Document"), headers=_ETAG), **_NOT_MODIFIED,
@@ -139,8 +139,10 @@ def relation_change_paths(resource: Resource, settings: Settings) -> dict[str, S
             path_items[f"{_prefix(settings, 'prefix')}/{n}/{{id}}/{operation}/{relation_name}"] = {
                 "parameters": [parameters.id_parameter(n)],
                 "post": _operation(
-                    f"{n}.{operation}{pascal(relation_name)}", n, f"{operation.title()} {relation_name} of a {n} record",
-                    {**_ok(f"The record with relationships.{relation_name}.", schema_ref(resources.name(n, "Document"))),
+                    f"{n}.{operation}{pascal(relation_name)}", n,
+                    f"{operation.title()} {relation_name} of a {n} record",
+                    {**_ok(f"The record with relationships.{relation_name}.",
+                           schema_ref(resources.name(n, "Document"))),
                      **error_responses(400, 403, 404, 412, 413, 422)},
                     security, requestBody=_body(body), parameters=[_IF_MATCH, *parameters.show_parameters(resource,
                                                                                                            settings)])}

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from tests.processes import ROOT, Server, request, restify
+from tests.processes import Server, request, restify
 
 FILES = [".gitignore", "Procfile", "README.md", "repositories/__init__.py", "repositories/models.py",
          "repositories/policies.py", "repositories/seeders.py", "repositories/users.py", "restify.toml",

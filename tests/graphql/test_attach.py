@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 
-from tests.graphql.test_endpoint import failure, run
+from tests.graphql.test_endpoint import run
 from tests.hooks import PostHooks
 
 PREFIX = "/api/restify"

@@ -196,6 +196,15 @@ async def test_relation_field_first_above_relatable_per_page_is_honoured_on_show
     assert shown == {"data": {"post": {"comments": expected}}}
 
 
+async def test_relation_field_first_given_by_a_variable_is_honoured_on_show(api, db):
+    id = await seed_post(db, "Hello")
+    for n in range(20):
+        await seed(db, "comments", body=f"c{n:02}", post_id=id, user_id=None)
+    query = "query($id: ID!, $n: Int) { post(id: $id) { comments(first: $n) { body } } }"
+    shown = await run(api, query, {"id": id, "n": 20})
+    assert shown == {"data": {"post": {"comments": [{"body": f"c{n:02}"} for n in range(20)]}}}
+
+
 async def test_get_runs_a_query_with_variables_and_operation_name(api, db):
     ids = [await seed_post(db, f"p{n}") for n in range(3)]
     query = "query Titles($n: Int) { postList(first: $n) { title } } query One($id: ID!) { post(id: $id) { title } }"

@@ -338,7 +338,7 @@ async def test_a_sync_without_if_match_racing_attaches_writes_a_set_it_computed_
     final = (await stored(db, post["id"]))["tag_ids"]
     synced = results[0].json["data"]["meta"]["version"]
     # Every attach answered after the sync's write is still there; the sync's own id is there.
-    later = [i for i, r in zip(ids[1:], results[1:]) if r.json["data"]["meta"]["version"] > synced]
+    later = [i for i, r in zip(ids[1:], results[1:], strict=True) if r.json["data"]["meta"]["version"] > synced]
     assert sorted(final) == sorted([ids[0], *later])
 
 

@@ -50,7 +50,7 @@ async def seed_posts_out_of_id_order(db, posts: list[dict[str, Any]]) -> list[st
     """Stores `posts` last first, with ids ascending in the order given: so neither the storage
     order nor the natural order of the server agrees with the id order that a tie-break must give."""
     object_ids = [ObjectId() for _ in posts]
-    for object_id, post in reversed(list(zip(object_ids, posts))):
+    for object_id, post in reversed(list(zip(object_ids, posts, strict=True))):
         await seed_post(db, _id=object_id, **post)
     return [str(object_id) for object_id in object_ids]
 

@@ -141,7 +141,7 @@ async def test_two_editors_with_the_same_version_in_parallel_one_wins_the_other_
                                                  headers={"If-Match": '"1"'}) for title in titles))
     statuses = sorted(r.status for r in responses)
     assert statuses == [200] + [412] * (len(titles) - 1)
-    (winner,) = [title for title, r in zip(titles, responses) if r.status == 200]
+    (winner,) = [title for title, r in zip(titles, responses, strict=True) if r.status == 200]
     assert all(r.json == CHANGED for r in responses if r.status == 412)
     record = await stored(db, post["id"])
     assert (record["title"], record[storage.VERSION]) == (winner, 2)
