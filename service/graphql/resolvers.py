@@ -119,7 +119,8 @@ class RepositoryResolvers(BulkResolvers):
 
     async def paginate(self, info: GraphQLResolveInfo, first: int | None = None, page: int = 1,
                        after: str | None = None, before: str | None = None, search: str | None = None,
-                       sort: str | None = None, filter: dict[str, Any] | None = None, count: str = "EXACT") -> dict[str, Any]:
+                       sort: str | None = None, filter: dict[str, Any] | None = None,
+                       count: str = "EXACT") -> dict[str, Any]:
         """`<type>Page`: the list with the REST index's meta; `after`/`before` are its cursor."""
         context = self.context(info, perPage=first, page=page, cursor=page_cursor(after, before), search=search,
                                sort=sort, count=count.lower())
