@@ -1,9 +1,13 @@
 """One description of a field: what its values are, read once from its kind and rules.
 
-Every door reads it instead of re-deriving a type: the validator (`service.core.rules`), the JSON
-Schemas of OpenAPI and MCP (`service.core.schemas`), the GraphQL scalar (`graphql_kind`), the coercion
-of query-string values and the filter operators a field allows. A new field kind or a new value type
-is added here (and its check in `rules.py`); a new filter operator is added to `OPERATORS`.
+Every door reads it instead of re-deriving a type or re-reading a rule string: the validator
+(`service.core.rules`), the JSON Schemas of OpenAPI and MCP (`service.core.schemas`), the GraphQL
+generator (`graphql_kind`, `confirmed`), the coercion of query-string values and the filter operators a
+field allows. A new field kind or a new value type is added here (and its check in `rules.py`); a new
+filter operator is added to `OPERATORS`.
+
+Besides its type, a description carries the field's label (how messages and documents name it), whether
+a body may write it, and its constraints for storing and for updating (`service.core.constraints`).
 
 A field has one type for every action, read from its kind and the type rules of all its rule lists
 (`rules`, `storing_rules`, `updating_rules`): the first of boolean (kind or rule), integer (rule),
@@ -16,8 +20,10 @@ from datetime import date, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from service.core.constraints import Constraints, Rule, read
 from service.core.errors import BadRequest
 from service.core.fields import Field
+from service.core.naming import attribute_label
 
 INT64 = 2**63 - 1
 TEXT_KINDS = ("string", "textarea", "password")
@@ -34,33 +40,6 @@ OPERATORS: dict[str, tuple[str, ...]] = {
 }
 _JSON_TYPES = {"boolean": "boolean", "integer": "integer", "number": "number"}
 _TRUE, _FALSE = ("true", "1"), ("false", "0")
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One rule string, `name:param,param`."""
-    name: str
-    params: tuple[str, ...]
-
-    @classmethod
-    def parse(cls, text: str) -> "Rule":
-        name, _, rest = text.partition(":")
-        params = tuple(p.strip() for p in rest.split(",")) if rest else ()
-        return cls(name.strip(), params)
-
-    @property
-    def bounds(self) -> tuple[float, float]:
-        """The (low, high) a `min`, `max` or `between` rule allows; unbounded for any other rule."""
-        values = [float(p) for p in self.params] if self.name in ("min", "max", "between") else []
-        low = values[0] if self.name in ("min", "between") else -math.inf
-        high = values[-1] if self.name in ("max", "between") else math.inf
-        return low, high
-
-
-def _fits(texts: tuple[str, ...], low: float, high: float) -> bool:
-    """Whether the `min`, `max` and `between` rules of one action keep values within [low, high]."""
-    rules = [Rule.parse(text).bounds for text in texts]
-    return low <= max((r[0] for r in rules), default=-math.inf) and min((r[1] for r in rules), default=math.inf) <= high
 
 
 _INTEGER_TEXT = re.compile(r"^[+-]?\d{1,20}$", re.ASCII)
@@ -99,11 +78,30 @@ class Description:
     kind: str   # as declared: string, textarea, password, numeric, boolean, date, image
     type: str   # what a value is: "boolean", "integer", "number", "date" or "string"
     fits_32_bits: bool  # an integer whose rules keep it within GraphQL's Int, on store and on update
+    label: str          # how messages and documents name it: `user_id` is "user id"
+    writable: bool      # a JSON body may set it: not read-only, not a file, not filled by `value(...)`
+    server_set: bool    # read-only or filled by `value(...)`: the server decides its value
+    uploadable: bool    # an image a multipart form may send (not read-only)
+    store: Constraints
+    update: Constraints
+
+    def constraints(self, action: str) -> Constraints:
+        """The constraints an action validates with: store's, or update's for PUT, PATCH and the profile."""
+        return self.store if action == "store" else self.update
+
+    @property
+    def confirmed(self) -> bool:
+        """Whether a body sends `<name>_confirmation` beside it, on store or on update."""
+        return self.store.confirmed or self.update.confirmed
 
     @property
     def is_text(self) -> bool:
         """Free text: gets the implicit length ceiling; an empty string is a value, not "no value"."""
         return self.type == "string" and self.kind in TEXT_KINDS
+
+    @property
+    def is_file(self) -> bool:
+        return self.kind == "image"
 
     @property
     def is_number(self) -> bool:
@@ -194,12 +192,13 @@ def parse_date(text: str) -> datetime | None:
 def describe(field: Field) -> Description:
     """The field's description (cached: fields are rebuilt per request, their declarations repeat)."""
     return _describe(field.name, field.kind, tuple(field.rule_list), tuple(field.storing_rule_list),
-                     tuple(field.updating_rule_list))
+                     tuple(field.updating_rule_list), field.is_nullable, field.is_readonly,
+                     field.value_callback is not None)
 
 
 @lru_cache(maxsize=4096)
 def _describe(name: str, kind: str, rules: tuple[str, ...], storing: tuple[str, ...],
-              updating: tuple[str, ...]) -> Description:
+              updating: tuple[str, ...], nullable: bool, readonly: bool, valued: bool) -> Description:
     names = {Rule.parse(text).name for text in (*rules, *storing, *updating)}
     if kind == "boolean" or "boolean" in names:
         type_ = "boolean"
@@ -211,5 +210,11 @@ def _describe(name: str, kind: str, rules: tuple[str, ...], storing: tuple[str, 
         type_ = "date"
     else:
         type_ = "string"
-    fits = type_ == "integer" and _fits((*rules, *storing), *INT32) and _fits((*rules, *updating), *INT32)
-    return Description(name, kind, type_, fits)
+    is_text = type_ == "string" and kind in TEXT_KINDS
+    store = read(name, (*rules, *storing), nullable, is_text)
+    update = read(name, (*rules, *updating), nullable, is_text)
+    fits = type_ == "integer" and all(INT32[0] <= c.low and c.high <= INT32[1] for c in (store, update))
+    file = kind == "image"
+    return Description(name, kind, type_, fits, label=attribute_label(name),
+                       writable=not (readonly or file or valued), server_set=readonly or valued,
+                       uploadable=file and not readonly, store=store, update=update)
