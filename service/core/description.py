@@ -39,7 +39,8 @@ OPERATORS: dict[str, tuple[str, ...]] = {
     "string": ("eq", "ne", "in", "nin", "null"),
 }
 _JSON_TYPES = {"boolean": "boolean", "integer": "integer", "number": "number"}
-_TRUE, _FALSE = ("true", "1"), ("false", "0")
+# The one reading of a boolean on every door: a JSON or form body, a query string, a filter object.
+_BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
 
 
 _INTEGER_TEXT = re.compile(r"^[+-]?\d{1,20}$", re.ASCII)
@@ -66,10 +67,17 @@ def to_number(value: Any) -> int | float | None:
     return None
 
 
-def to_flag(text: str) -> bool | None:
-    """A query-string boolean: true/1 or false/0 (any case); else None."""
-    lowered = text.lower()
-    return lowered in _TRUE if lowered in _TRUE + _FALSE else None
+def to_boolean(value: Any) -> bool | None:
+    """A boolean from true/false, 1/0, or their texts ("true", "false", "1", "0", in any case); else
+    None. Every door reads booleans with it: bodies, query strings and filter objects alike, so "yes",
+    "on", 1.0 or 2 are refused everywhere."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return _BOOLEANS.get(str(value))
+    if isinstance(value, str):
+        return _BOOLEANS.get(value.lower())
+    return None
 
 
 @dataclass(frozen=True)
@@ -136,10 +144,7 @@ class Description:
                 raise self._bad_filter("a number")
             return number
         if self.type == "boolean":
-            flag = to_flag(raw)
-            if flag is None:
-                raise self._bad_filter("true or false")
-            return flag
+            return self._flag(raw)
         if self.type == "date" and parse_date(raw) is None:
             raise self._bad_filter("a date")
         return raw
@@ -155,9 +160,7 @@ class Description:
                 raise self._bad_filter("a number")
             return number
         if self.type == "boolean":
-            if not isinstance(value, bool):
-                raise self._bad_filter("true or false")
-            return value
+            return self._flag(value)
         if not isinstance(value, str):
             raise self._bad_filter("a date" if self.type == "date" else "a text")
         if self.type == "date" and parse_date(value) is None:
@@ -170,6 +173,12 @@ class Description:
         if self.type != "date" or not isinstance(raw, str) or not _DAY.match(raw):
             return None
         return (date.fromisoformat(raw) + timedelta(days=1)).isoformat()
+
+    def _flag(self, value: Any) -> bool:
+        flag = to_boolean(value)
+        if flag is None:
+            raise self._bad_filter("true or false")
+        return flag
 
     def _bad_filter(self, what: str) -> BadRequest:
         message = f"The {self.name} filter must be {what}."

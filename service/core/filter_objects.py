@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from service.config import Settings
 from service.core.context import Context
-from service.core.description import Description, describe
+from service.core.description import Description, describe, to_boolean
 from service.core.errors import BadRequest
 from service.core.fields import Field
 from service.core.query import IndexQuery, conditions_of, max_in_values, parse_index
@@ -92,9 +92,10 @@ def _add(query: IndexQuery, description: Description, operator: str, value: Any,
             _refuse(label, f"The {label} filter must be two values: [low, high].")
         items = list(value)
     elif operation == "null":
-        if not isinstance(value, bool):
+        flag = to_boolean(value)
+        if flag is None:
             _refuse(label, f"The {label} filter must be true or false.")
-        items = [value]
+        items = [flag]
     else:
         items = [value]
     found = conditions_of(labelled, operation, items, labelled.coerce_value, most)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from service.config import Settings
-from service.core.description import Description, describe, to_flag, to_number
+from service.core.description import Description, describe, to_boolean, to_number
 from service.core.errors import BadRequest
 from service.core.fields import Field
 
@@ -200,7 +200,7 @@ def _conditions(description: Description, operator: str, raw: str, values: Seque
         items = values if len(values) > 1 else raw.split(",")
         return conditions_of(description, operator, items, most=most, label=f"{name}[{operator}]")
     if operator == "null":
-        flag = to_flag(raw)
+        flag = to_boolean(raw)
         if flag is None:
             _refuse(f"{name}[null]", f"The {name}[null] filter must be true or false.")
         return conditions_of(description, "null", [flag])

@@ -15,7 +15,7 @@ from typing import Any
 import voluptuous as vol
 
 from service.core.constraints import FLOW, FORMATS, PATTERNS, SIZES, TYPES, Check, Rule
-from service.core.description import INT64, describe, parse_date, to_number
+from service.core.description import INT64, describe, parse_date, to_boolean, to_number
 from service.core.errors import DeclarationError
 from service.core.fields import Field
 
@@ -54,7 +54,6 @@ _PATTERNS = {
     "alpha_num": re.compile(r"^[^\W_]+$"),
     "alpha_dash": re.compile(r"^[\w-]+$"),
 }
-_TRUE, _FALSE = (True, 1, "1", "true", "on", "yes"), (False, 0, "0", "false", "off", "no")
 
 
 KNOWN = {*FLOW, *TYPES, *SIZES, *FORMATS, *PATTERNS, "in", "not_in", "image"}
@@ -143,13 +142,10 @@ class FieldRules:
         return int(number)
 
     def _as_boolean(self, value: Any) -> bool:
-        probe = value.lower() if isinstance(value, str) else value
-        if isinstance(probe, (bool, int, str)):  # never floats: 1.0 is not a boolean
-            if probe in _TRUE:
-                return True
-            if probe in _FALSE:
-                return False
-        raise self._fail("boolean")
+        flag = to_boolean(value)  # the reading of every door: never "yes", "on" or 1.0
+        if flag is None:
+            raise self._fail("boolean")
+        return flag
 
     def _as_date(self, value: Any) -> str:
         if not isinstance(value, str) or parse_date(value) is None:

@@ -178,7 +178,7 @@ def test_the_update_door_schemas_type_a_field_typed_by_its_store_rules(registry)
 async def test_a_filter_on_a_text_kind_integer_field_finds_what_a_write_stored(api, ann):
     """REST stores `"5"` as the integer 5; the filter `n=5` once looked for the text "5" and found nothing."""
     token = ann["token"]
-    stored = await api.post(f"{PREFIX}/gadgets", {"n": "5", "flag": "yes"}, token=token)
+    stored = await api.post(f"{PREFIX}/gadgets", {"n": "5", "flag": "1"}, token=token)
     assert stored.status == 201, stored.json
     assert stored.json["data"]["attributes"]["n"] == 5
     await api.post(f"{PREFIX}/gadgets", {"n": 6}, token=token)
