@@ -4,7 +4,7 @@ Every door reads it instead of re-deriving a type or re-reading a rule string: t
 (`service.core.rules`), the JSON Schemas of OpenAPI and MCP (`service.core.schemas`), the GraphQL
 generator (`graphql_kind`, `confirmed`), the coercion of query-string values and the filter operators a
 field allows. A new field kind or a new value type is added here (and its check in `rules.py`); a new
-filter operator is added to `OPERATORS`.
+filter operator is one entry in `service.core.operators`.
 
 Besides its type, a description carries the field's label (how messages and documents name it), whether
 a body may write it, and its constraints for storing and for updating (`service.core.constraints`).
@@ -24,20 +24,12 @@ from service.core.constraints import Constraints, Rule, read
 from service.core.errors import BadRequest
 from service.core.fields import Field
 from service.core.naming import attribute_label
+from service.core.operators import for_type
 
 INT64 = 2**63 - 1
 TEXT_KINDS = ("string", "textarea", "password")
 INT32 = (-(2 ** 31), 2 ** 31 - 1)  # GraphQL's Int
 
-# The filter operators each value type allows (DESIGN §12); `eq` is the plain `<field>=v` match.
-_ORDERED = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "between", "null")
-OPERATORS: dict[str, tuple[str, ...]] = {
-    "boolean": ("eq", "ne", "null"),
-    "integer": _ORDERED,
-    "number": _ORDERED,
-    "date": _ORDERED,
-    "string": ("eq", "ne", "in", "nin", "null"),
-}
 _JSON_TYPES = {"boolean": "boolean", "integer": "integer", "number": "number"}
 # The one reading of a boolean on every door: a JSON or form body, a query string, a filter object.
 _BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
@@ -132,7 +124,8 @@ class Description:
 
     @property
     def operators(self) -> tuple[str, ...]:
-        return OPERATORS[self.type]
+        """The names of the filter operators its type allows (`service.core.operators`)."""
+        return tuple(op.name for op in for_type(self.type))
 
     def coerce(self, raw: str) -> Any:
         """A query-string value in the field's own type; "null" means a missing value."""
