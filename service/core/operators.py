@@ -21,6 +21,7 @@ from service.core.errors import BadRequest
 ORDERED = frozenset({"integer", "number", "date"})
 EVERY = ORDERED | {"boolean", "string"}
 EXACT = "eq"  # the condition of an exact match: a door puts it with `<field>=v`
+NAME = "[A-Za-z]+"  # the shape of an operator's names: `<field>[<name>]` reads only this (a regex)
 DAY_NOTE = " A date-only upper bound includes that whole day."
 
 

@@ -17,6 +17,7 @@ from service.core.operators import (
     CONDITIONS,
     FLAG,
     LIST,
+    NAME,
     NEGATED,
     OPERATORS,
     Operator,
@@ -33,7 +34,7 @@ RESERVED = {"page", "perPage", "per_page", "relatablePerPage", "search", "sort",
             "fields", "count", "cursor"}
 RelationTree = dict[str, "RelationTree"]
 # The one bracket shape a parameter name may have: `<field>[<op>]`, or `-<field>` for `ne`.
-_FILTER_NAME = re.compile(r"^(?P<negated>-)?(?P<field>[A-Za-z_][A-Za-z0-9_]*)(?:\[(?P<op>[A-Za-z]+)\])?$", re.ASCII)
+_FILTER_NAME = re.compile(rf"^(?P<negated>-)?(?P<field>[A-Za-z_][A-Za-z0-9_]*)(?:\[(?P<op>{NAME})\])?$", re.ASCII)
 # `fields[<type>]` (sparse fieldsets, `service.core.fieldsets`): the other bracket shape a name may have.
 FIELDSET_NAME = re.compile(r"^fields\[(?P<type>[A-Za-z_][A-Za-z0-9_]*)\]$", re.ASCII)
 _COUNTS = ("exact", "none")

@@ -2,6 +2,8 @@
 field's type allows is read alike by REST's brackets, the filter objects of GraphQL and MCP and a
 policy's scope, documented by OpenAPI, MCP and GraphQL, compiled by storage and tested by the matcher,
 so a new entry is checked on every door without a new test."""
+import re
+
 import pytest
 
 from service import field
@@ -15,6 +17,7 @@ from service.core.operators import (
     EXACT,
     FLAG,
     LIST,
+    NAME,
     OPERATORS,
     PAIR,
     Operator,
@@ -101,6 +104,13 @@ def test_storage_compiles_exactly_the_tables_conditions():
         assert set(op.becomes) <= set(CONDITIONS)
         assert len(op.becomes) == (op.arity.size if op.arity is PAIR else 1)
     assert len(BY_OBJECT_NAME) == len(OPERATORS)
+
+
+def test_every_name_has_the_shape_a_query_string_reads():
+    """`<field>[<op>]` reads only letters between the brackets (so `views[$gt]` or `views[g-t]` is refused
+    as a shape before any name is looked up): an entry's names must have that shape to be reachable."""
+    for op in OPERATORS.values():
+        assert re.fullmatch(NAME, op.name) and re.fullmatch(NAME, op.object_name), op
 
 
 @pytest.mark.parametrize("query, where", [("f[like]=1", "f[like]"), ("f[isNull]=true", "f[isNull]")])
