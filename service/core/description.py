@@ -100,10 +100,6 @@ class Description:
         return self.type == "string" and self.kind in TEXT_KINDS
 
     @property
-    def is_file(self) -> bool:
-        return self.kind == "image"
-
-    @property
     def is_number(self) -> bool:
         return self.type in ("integer", "number")
 
