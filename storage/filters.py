@@ -13,9 +13,13 @@ from typing import Any
 from storage.ids import to_object_id
 
 _SCALARS = (str, int, float, bool, type(None), datetime)
-# The comparisons a Condition may name; anything else is refused before a query is built.
-_COMPARISONS = {"ne": "$ne", "gt": "$gt", "gte": "$gte", "lt": "$lt", "lte": "$lte"}
-OPERATIONS = frozenset({*_COMPARISONS, "in", "nin", "null"})
+# The operations a Condition may name, and the MongoDB operator each compiles to: the one mapping (the
+# service's operator table names these operations, and tests hold the two together). `in` and `nin`
+# take a list; `null` (true: missing or null; false: present) has a shape of its own. Anything else is
+# refused before a query is built.
+MONGO = {"ne": "$ne", "gt": "$gt", "gte": "$gte", "lt": "$lt", "lte": "$lte", "in": "$in", "nin": "$nin"}
+LISTS = frozenset({"in", "nin"})
+OPERATIONS = frozenset({*MONGO, "null"})
 # (field, operation, value): value is a scalar, a tuple of scalars for in/nin, a bool for null.
 Condition = tuple[str, str, Any]
 # The sort a page is read in, and the sort values of the record it starts after.
@@ -220,20 +224,20 @@ def _condition(name: str, operation: str, value: Any) -> dict[str, Any]:
     if operation == "null":
         key = "_id" if name == "id" else name
         return {key: {"$in": [None]}} if value else _present(key)
-    if operation in ("in", "nin"):
+    if operation in LISTS:
         if not isinstance(value, (tuple, list)):
             raise TypeError(f"filter value for {name!r} {operation} must be a list, got {type(value).__name__}")
         pairs = [_stored(name, item) for item in value]
         key = "_id" if name == "id" else name
         items = [item for _, item in pairs if not (name == "id" and item is None)]
-        return {key: {"$" + operation: items}}
+        return {key: {MONGO[operation]: items}}
     key, stored = _stored(name, value)
     if name == "id" and stored is None:  # a malformed id is no record: != matches all, the rest none
         return _EVERYTHING if operation == "ne" else _NOTHING
     if value is None:
         # Ordering against null matches nothing on MongoDB; "not null" is the one useful reading.
         return _present(key) if operation == "ne" else _NOTHING
-    return {key: {_COMPARISONS[operation]: stored}}
+    return {key: {MONGO[operation]: stored}}
 
 
 def _keyset(sort: tuple[tuple[str, int], ...], values: tuple[Any, ...]) -> dict[str, Any]:

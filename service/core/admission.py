@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from service.core.context import Context
 from service.core.errors import Busy
 from service.core.fields import Field
+from service.core.operators import CONDITIONS
 from service.core.query import IndexQuery
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ def expense(resource: "Resource", fields: list[Field], query: IndexQuery) -> str
     if query.sort and "." in query.sort[0][0]:
         return f"a sort by {query.sort[0][0]}"
     long_lists = [name for name, operation, values in query.conditions
-                  if operation in ("in", "nin") and len(values) > IN_VALUES]
+                  if CONDITIONS[operation].many and len(values) > IN_VALUES]
     if long_lists:
         return f"an in list of more than {IN_VALUES} values on {long_lists[0]}"
     if query.cursor is None and (query.page - 1) * query.per_page > DEEP_SKIP:

@@ -1,9 +1,13 @@
 """One description of a field: what its values are, read once from its kind and rules.
 
-Every door reads it instead of re-deriving a type: the validator (`service.core.rules`), the JSON
-Schemas of OpenAPI and MCP (`service.core.schemas`), the GraphQL scalar (`graphql_kind`), the coercion
-of query-string values and the filter operators a field allows. A new field kind or a new value type
-is added here (and its check in `rules.py`); a new filter operator is added to `OPERATORS`.
+Every door reads it instead of re-deriving a type or re-reading a rule string: the validator
+(`service.core.rules`), the JSON Schemas of OpenAPI and MCP (`service.core.schemas`), the GraphQL
+generator (`graphql_kind`, `confirmed`), the coercion of query-string values and the filter operators a
+field allows. A new field kind or a new value type is added here (and its check in `rules.py`); a new
+filter operator is one entry in `service.core.operators`.
+
+Besides its type, a description carries the field's label (how messages and documents name it), whether
+a body may write it, and its constraints for storing and for updating (`service.core.constraints`).
 
 A field has one type for every action, read from its kind and the type rules of all its rule lists
 (`rules`, `storing_rules`, `updating_rules`): the first of boolean (kind or rule), integer (rule),
@@ -16,51 +20,19 @@ from datetime import date, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from service.core.constraints import Constraints, Rule, read
 from service.core.errors import BadRequest
 from service.core.fields import Field
+from service.core.naming import attribute_label
+from service.core.operators import for_type
 
 INT64 = 2**63 - 1
 TEXT_KINDS = ("string", "textarea", "password")
 INT32 = (-(2 ** 31), 2 ** 31 - 1)  # GraphQL's Int
 
-# The filter operators each value type allows (DESIGN §12); `eq` is the plain `<field>=v` match.
-_ORDERED = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "between", "null")
-OPERATORS: dict[str, tuple[str, ...]] = {
-    "boolean": ("eq", "ne", "null"),
-    "integer": _ORDERED,
-    "number": _ORDERED,
-    "date": _ORDERED,
-    "string": ("eq", "ne", "in", "nin", "null"),
-}
 _JSON_TYPES = {"boolean": "boolean", "integer": "integer", "number": "number"}
-_TRUE, _FALSE = ("true", "1"), ("false", "0")
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One rule string, `name:param,param`."""
-    name: str
-    params: tuple[str, ...]
-
-    @classmethod
-    def parse(cls, text: str) -> "Rule":
-        name, _, rest = text.partition(":")
-        params = tuple(p.strip() for p in rest.split(",")) if rest else ()
-        return cls(name.strip(), params)
-
-    @property
-    def bounds(self) -> tuple[float, float]:
-        """The (low, high) a `min`, `max` or `between` rule allows; unbounded for any other rule."""
-        values = [float(p) for p in self.params] if self.name in ("min", "max", "between") else []
-        low = values[0] if self.name in ("min", "between") else -math.inf
-        high = values[-1] if self.name in ("max", "between") else math.inf
-        return low, high
-
-
-def _fits(texts: tuple[str, ...], low: float, high: float) -> bool:
-    """Whether the `min`, `max` and `between` rules of one action keep values within [low, high]."""
-    rules = [Rule.parse(text).bounds for text in texts]
-    return low <= max((r[0] for r in rules), default=-math.inf) and min((r[1] for r in rules), default=math.inf) <= high
+# The one reading of a boolean on every door: a JSON or form body, a query string, a filter object.
+_BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
 
 
 _INTEGER_TEXT = re.compile(r"^[+-]?\d{1,20}$", re.ASCII)
@@ -87,10 +59,17 @@ def to_number(value: Any) -> int | float | None:
     return None
 
 
-def to_flag(text: str) -> bool | None:
-    """A query-string boolean: true/1 or false/0 (any case); else None."""
-    lowered = text.lower()
-    return lowered in _TRUE if lowered in _TRUE + _FALSE else None
+def to_boolean(value: Any) -> bool | None:
+    """A boolean from true/false, 1/0, or their texts ("true", "false", "1", "0", in any case); else
+    None. Every door reads booleans with it: bodies, query strings and filter objects alike, so "yes",
+    "on", 1.0 or 2 are refused everywhere."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return _BOOLEANS.get(str(value))
+    if isinstance(value, str):
+        return _BOOLEANS.get(value.lower())
+    return None
 
 
 @dataclass(frozen=True)
@@ -99,6 +78,21 @@ class Description:
     kind: str   # as declared: string, textarea, password, numeric, boolean, date, image
     type: str   # what a value is: "boolean", "integer", "number", "date" or "string"
     fits_32_bits: bool  # an integer whose rules keep it within GraphQL's Int, on store and on update
+    label: str          # how messages and documents name it: `user_id` is "user id"
+    writable: bool      # a JSON body may set it: not read-only, not a file, not filled by `value(...)`
+    server_set: bool    # read-only or filled by `value(...)`: the server decides its value
+    uploadable: bool    # an image a multipart form may send (not read-only)
+    store: Constraints
+    update: Constraints
+
+    def constraints(self, action: str) -> Constraints:
+        """The constraints an action validates with: store's, or update's for PUT, PATCH and the profile."""
+        return self.store if action == "store" else self.update
+
+    @property
+    def confirmed(self) -> bool:
+        """Whether a body sends `<name>_confirmation` beside it, on store or on update."""
+        return self.store.confirmed or self.update.confirmed
 
     @property
     def is_text(self) -> bool:
@@ -126,7 +120,8 @@ class Description:
 
     @property
     def operators(self) -> tuple[str, ...]:
-        return OPERATORS[self.type]
+        """The names of the filter operators its type allows (`service.core.operators`)."""
+        return tuple(op.name for op in for_type(self.type))
 
     def coerce(self, raw: str) -> Any:
         """A query-string value in the field's own type; "null" means a missing value."""
@@ -138,10 +133,7 @@ class Description:
                 raise self._bad_filter("a number")
             return number
         if self.type == "boolean":
-            flag = to_flag(raw)
-            if flag is None:
-                raise self._bad_filter("true or false")
-            return flag
+            return self._flag(raw)
         if self.type == "date" and parse_date(raw) is None:
             raise self._bad_filter("a date")
         return raw
@@ -157,9 +149,7 @@ class Description:
                 raise self._bad_filter("a number")
             return number
         if self.type == "boolean":
-            if not isinstance(value, bool):
-                raise self._bad_filter("true or false")
-            return value
+            return self._flag(value)
         if not isinstance(value, str):
             raise self._bad_filter("a date" if self.type == "date" else "a text")
         if self.type == "date" and parse_date(value) is None:
@@ -172,6 +162,12 @@ class Description:
         if self.type != "date" or not isinstance(raw, str) or not _DAY.match(raw):
             return None
         return (date.fromisoformat(raw) + timedelta(days=1)).isoformat()
+
+    def _flag(self, value: Any) -> bool:
+        flag = to_boolean(value)
+        if flag is None:
+            raise self._bad_filter("true or false")
+        return flag
 
     def _bad_filter(self, what: str) -> BadRequest:
         message = f"The {self.name} filter must be {what}."
@@ -194,12 +190,13 @@ def parse_date(text: str) -> datetime | None:
 def describe(field: Field) -> Description:
     """The field's description (cached: fields are rebuilt per request, their declarations repeat)."""
     return _describe(field.name, field.kind, tuple(field.rule_list), tuple(field.storing_rule_list),
-                     tuple(field.updating_rule_list))
+                     tuple(field.updating_rule_list), field.is_nullable, field.is_readonly,
+                     field.value_callback is not None)
 
 
 @lru_cache(maxsize=4096)
 def _describe(name: str, kind: str, rules: tuple[str, ...], storing: tuple[str, ...],
-              updating: tuple[str, ...]) -> Description:
+              updating: tuple[str, ...], nullable: bool, readonly: bool, valued: bool) -> Description:
     names = {Rule.parse(text).name for text in (*rules, *storing, *updating)}
     if kind == "boolean" or "boolean" in names:
         type_ = "boolean"
@@ -211,5 +208,11 @@ def _describe(name: str, kind: str, rules: tuple[str, ...], storing: tuple[str, 
         type_ = "date"
     else:
         type_ = "string"
-    fits = type_ == "integer" and _fits((*rules, *storing), *INT32) and _fits((*rules, *updating), *INT32)
-    return Description(name, kind, type_, fits)
+    is_text = type_ == "string" and kind in TEXT_KINDS
+    store = read(name, (*rules, *storing), nullable, is_text)
+    update = read(name, (*rules, *updating), nullable, is_text)
+    fits = type_ == "integer" and all(INT32[0] <= c.low and c.high <= INT32[1] for c in (store, update))
+    file = kind == "image"
+    return Description(name, kind, type_, fits, label=attribute_label(name),
+                       writable=not (readonly or file or valued), server_set=readonly or valued,
+                       uploadable=file and not readonly, store=store, update=update)

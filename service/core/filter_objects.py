@@ -14,28 +14,32 @@ BadRequest naming `filter.<field>` or `filter.<field>.<op>`.
 import json
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from service.config import Settings
 from service.core.context import Context
-from service.core.description import Description, describe
-from service.core.errors import BadRequest
+from service.core.description import Description, describe, to_boolean
 from service.core.fields import Field
+from service.core.operators import (
+    BY_OBJECT_NAME,
+    FLAG,
+    LIST,
+    for_type,
+    refuse,
+    refuse_operator,
+    refuse_shape,
+)
 from service.core.query import IndexQuery, conditions_of, max_in_values, parse_index
 
 if TYPE_CHECKING:
     from service.core.registry import Resource
 
 FILTER = "filter"  # the key of `Context.extras` that holds a door's filter object
-# The object's operator names -> the query language's (DESIGN §12): `isNull` is `null`.
-OPERATOR_NAMES = {"eq": "eq", "ne": "ne", "gt": "gt", "gte": "gte", "lt": "lt", "lte": "lte", "in": "in",
-                  "nin": "nin", "between": "between", "isNull": "null"}
-_OBJECT_NAMES = {query: name for name, query in OPERATOR_NAMES.items()}
 
 
 def object_operators(description: Description) -> list[str]:
-    """The operator names a field's filter object takes, in the query language's order."""
-    return [_OBJECT_NAMES[operator] for operator in description.operators]
+    """The operator names a field's filter object takes (`Operator.object_name`), in the table's order."""
+    return [op.object_name for op in for_type(description.type)]
 
 
 def index_query(resource: "Resource", fields: list[Field], context: Context, settings: Settings) -> IndexQuery:
@@ -51,16 +55,16 @@ def apply_filter(query: IndexQuery, fields: list[Field], given: Any, most: int |
     if given is None:
         return
     if not isinstance(given, Mapping):
-        _refuse(FILTER, "The filter must be an object of fields.")
+        refuse(FILTER, "The filter must be an object of fields.")
     by_name = {f.name: f for f in fields if f.is_matchable}
     for name, operations in given.items():
         field = by_name.get(name)
         if field is None:
-            _refuse(f"{FILTER}.{name}", f"The field {name!r} cannot be filtered.")
+            refuse(f"{FILTER}.{name}", f"The field {name!r} cannot be filtered.")
         if operations is None:
             continue
         if not isinstance(operations, Mapping):
-            _refuse(f"{FILTER}.{name}", f"The filter of {name!r} must be an object of operators, e.g. {{\"eq\": ...}}.")
+            refuse(f"{FILTER}.{name}", f"The filter of {name!r} must be an object of operators, e.g. {{\"eq\": ...}}.")
         description = describe(field)
         for operator, value in operations.items():
             _add(query, description, operator, value, most)
@@ -71,33 +75,29 @@ def _add(query: IndexQuery, description: Description, operator: str, value: Any,
     label = f"{FILTER}.{name}.{operator}"
     allowed = object_operators(description)
     if operator not in allowed:
-        _refuse(label, f"The filter operator {operator!r} is not allowed on the field {name!r}; "
-                       f"it takes {', '.join(allowed)}.")
+        refuse_operator(label, operator, name, allowed)
+    entry = BY_OBJECT_NAME[operator]
     # Described under the label, so every refusal of a value names where it was sent.
     labelled = replace(description, name=label)
-    if operator == "eq":
+    if entry.exact:
         value = labelled.coerce_value(value)
         if name not in query.equals:
             query.equals[name] = value
         else:  # two exact values for one field (a door's argument and the object): both must hold
             query.conditions.append((name, "in", (value,)))
         return
-    operation = OPERATOR_NAMES[operator]
-    if operation in ("in", "nin"):
-        if not isinstance(value, (list, tuple)):
-            _refuse(label, f"The {label} filter must be a list of values.")
-        items: list[Any] = list(value)
-    elif operation == "between":
-        if not isinstance(value, (list, tuple)) or len(value) != 2:
-            _refuse(label, f"The {label} filter must be two values: [low, high].")
-        items = list(value)
-    elif operation == "null":
-        if not isinstance(value, bool):
-            _refuse(label, f"The {label} filter must be true or false.")
+    if entry.arity is FLAG:
+        flag = to_boolean(value)
+        if flag is None:
+            refuse_shape(label, entry.arity.typed_shape)
+        items: list[Any] = [flag]
+    elif entry.arity.size == 1:
         items = [value]
+    elif not isinstance(value, (list, tuple)) or entry.arity.size not in (None, len(value)):
+        refuse_shape(label, entry.arity.typed_shape)
     else:
-        items = [value]
-    found = conditions_of(labelled, operation, items, labelled.coerce_value, most)
+        items = list(value)
+    found = conditions_of(labelled, entry, items, labelled.coerce_value, most)
     query.conditions.extend((name, condition, bound) for _, condition, bound in found)
 
 
@@ -107,8 +107,9 @@ def as_parameters(given: Any) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = []
     for name, operations in (given or {}).items():
         for operator, value in (operations or {}).items():
-            key = f"{name}[{OPERATOR_NAMES[operator]}]"
-            if operator in ("in", "nin"):
+            entry = BY_OBJECT_NAME[operator]
+            key = f"{name}[{entry.name}]"
+            if entry.arity is LIST:
                 texts = [query_text(item) for item in value]
                 # One value is read as a comma list: repeated, it keeps its commas.
                 pairs.extend((key, text) for text in (texts * 2 if len(texts) == 1 and "," in texts[0] else texts))
@@ -131,6 +132,3 @@ def query_text(value: Any) -> str:
         return ",".join(query_text(item) for item in value)
     return json.dumps(value, separators=(",", ":"))
 
-
-def _refuse(name: str, message: str) -> NoReturn:
-    raise BadRequest(message, {name: [message]})

@@ -1,6 +1,6 @@
 """The query language's conditions tested on one document in the process, as the database would
 answer them (storage/filters.py compiles the same conditions to queries): live feeds judge each
-changed record with it.
+changed record with it. Each condition's test is its entry in `service.core.operators.CONDITIONS`.
 
 A missing field is null; `ne` and `nin` also match it, `null: true` matches it; equality is
 Python's, so a boolean the embedded server stored as 1/0 equals True/False (as `audience.matches`
@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from service.core.operators import CONDITIONS
+
 Condition = tuple[str, str, Any]
 
 
@@ -20,27 +22,12 @@ def satisfies(conditions: Iterable[Condition], document: Mapping[str, Any]) -> b
 
 
 def _meets(stored: Any, operation: str, value: Any) -> bool:
-    if operation == "eq":
-        return stored == value
-    if operation == "null":
-        return (stored is None) == bool(value)
-    if operation == "in":
-        return stored in value
-    if operation == "nin":
-        return stored not in value
-    if operation == "ne":
-        return stored != value
-    if _kind(value) is None or _kind(stored) != _kind(value):
+    condition = CONDITIONS.get(operation)
+    if condition is None:
+        raise ValueError(f"unknown filter operation {operation!r}")
+    if condition.ordered and (_kind(value) is None or _kind(stored) != _kind(value)):
         return False
-    if operation == "gt":
-        return stored > value
-    if operation == "gte":
-        return stored >= value
-    if operation == "lt":
-        return stored < value
-    if operation == "lte":
-        return stored <= value
-    raise ValueError(f"unknown filter operation {operation!r}")
+    return condition.test(stored, value)
 
 
 def _kind(value: Any) -> str | None:

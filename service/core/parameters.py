@@ -11,6 +11,7 @@ from service.core.context import Context
 from service.core.description import describe
 from service.core.fieldsets import selectable
 from service.core.fields import Field
+from service.core.operators import EXACT, FLAG, OPERATORS, Arity, for_type, query_text
 from service.core.query import RESERVED, max_related_depth
 
 if TYPE_CHECKING:
@@ -153,11 +154,10 @@ def filtered(fields: list[Field]) -> list[Field]:
 def filter_schema(field: Field, json_null: bool) -> Schema:
     """The value of `<field>=v`, in the field's own type. JSON arguments say "without one" with null;
     a query string says it with the text `null`."""
-    kind = describe(field).json_type
-    without = "null" if json_null else "`null`"
-    return {"type": [kind, "null"] if json_null else kind,
-            "description": f"Only records whose {field.name} equals this value exactly ({without}: records "
-                           "without one)."}
+    description = describe(field)
+    kind = description.json_type
+    text = query_text(OPERATORS[EXACT], field.name, description.type, "null" if json_null else "`null`")
+    return {"type": [kind, "null"] if json_null else kind, "description": text}
 
 
 def count_schema() -> Schema:
@@ -175,23 +175,23 @@ def cursor_schema() -> Schema:
 
 def operator_schemas(field: Field) -> dict[str, Schema]:
     """The value of `<field>[op]=v` for each operator the field's type allows (but `eq`, which is
-    `<field>=v`)."""
+    `<field>=v`), as a query string carries it."""
     description = describe(field)
     kind = description.json_type
-    name = field.name
-    day = " A date-only upper bound includes that whole day." if description.type == "date" else ""
-    texts = {
-        "ne": ({"type": kind}, f"Only records whose {name} differs from this value (also `-{name}=v`)."),
-        "gt": ({"type": kind}, f"Only records whose {name} is greater than this value.{day}"),
-        "gte": ({"type": kind}, f"Only records whose {name} is at least this value."),
-        "lt": ({"type": kind}, f"Only records whose {name} is less than this value."),
-        "lte": ({"type": kind}, f"Only records whose {name} is at most this value.{day}"),
-        "in": ({"type": "string"}, f"Only records whose {name} is one of these comma-separated values "
-                                   "(repeat the parameter for values that contain commas)."),
-        "nin": ({"type": "string"}, f"Only records whose {name} is none of these comma-separated values "
-                                    "(repeat the parameter for values that contain commas)."),
-        "between": ({"type": "string", "pattern": "^[^,]*,[^,]*$"},
-                    f"Only records whose {name} is within `low,high`, both included.{day}"),
-        "null": ({"type": "boolean"}, f"true: only records without a {name}; false: only those with one."),
-    }
-    return {op: {**texts[op][0], "description": texts[op][1]} for op in description.operators if op != "eq"}
+    schemas: dict[str, Schema] = {}
+    for op in for_type(description.type):
+        if op.exact:
+            continue
+        schemas[op.name] = {**_query_value(op.arity, kind), "description": query_text(op, field.name, description.type)}
+    return schemas
+
+
+def _query_value(arity: Arity, kind: str) -> Schema:
+    """What a query string carries for an operator of this arity: one value, a comma list, `low,high`, a flag."""
+    if arity is FLAG:
+        return {"type": "boolean"}
+    if arity.size == 1:
+        return {"type": kind}
+    if arity.size is None:
+        return {"type": "string"}
+    return {"type": "string", "pattern": "^" + ",".join(["[^,]*"] * arity.size) + "$"}

@@ -7,12 +7,25 @@ Every malformed value is a BadRequest naming the parameter, never a 500.
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from service.config import Settings
-from service.core.description import Description, describe, to_flag, to_number
+from service.core.description import Description, describe, to_boolean, to_number
 from service.core.errors import BadRequest
 from service.core.fields import Field
+from service.core.operators import (
+    CONDITIONS,
+    FLAG,
+    LIST,
+    NAME,
+    NEGATED,
+    OPERATORS,
+    Operator,
+    refuse,
+    refuse_null,
+    refuse_operator,
+    refuse_shape,
+)
 
 if TYPE_CHECKING:
     from service.core.registry import Resource
@@ -21,7 +34,7 @@ RESERVED = {"page", "perPage", "per_page", "relatablePerPage", "search", "sort",
             "fields", "count", "cursor"}
 RelationTree = dict[str, "RelationTree"]
 # The one bracket shape a parameter name may have: `<field>[<op>]`, or `-<field>` for `ne`.
-_FILTER_NAME = re.compile(r"^(?P<negated>-)?(?P<field>[A-Za-z_][A-Za-z0-9_]*)(?:\[(?P<op>[A-Za-z]+)\])?$", re.ASCII)
+_FILTER_NAME = re.compile(rf"^(?P<negated>-)?(?P<field>[A-Za-z_][A-Za-z0-9_]*)(?:\[(?P<op>{NAME})\])?$", re.ASCII)
 # `fields[<type>]` (sparse fieldsets, `service.core.fieldsets`): the other bracket shape a name may have.
 FIELDSET_NAME = re.compile(r"^fields\[(?P<type>[A-Za-z_][A-Za-z0-9_]*)\]$", re.ASCII)
 _COUNTS = ("exact", "none")
@@ -179,71 +192,66 @@ def parse_filters(query: IndexQuery, fields: list[Field], params: Mapping[str, s
                 query.equals[name] = describe(field_).coerce(raw)
             continue
         if match["negated"] and match["op"] is not None:
-            _refuse(name, f"The filter {name!r} cannot be both negated and given an operator.")
+            refuse(name, f"The filter {name!r} cannot be both negated and given an operator.")
         if field_ is None or not field_.is_matchable:
-            _refuse(name, f"The field {match['field']!r} cannot be filtered.")
-        operator = match["op"] or "ne"
+            refuse(name, f"The field {match['field']!r} cannot be filtered.")
         description = describe(field_)
-        if operator not in description.operators:
-            _refuse(name, f"The filter operator {operator!r} is not allowed on the field {field_.name!r}.")
-        if operator == "eq":
+        given = match["op"] or NEGATED.name
+        if given not in description.operators:
+            refuse_operator(name, given, field_.name, list(description.operators))
+        entry = OPERATORS[given]
+        if entry.exact:
             query.equals[field_.name] = description.coerce(raw)
         else:
             values = repeated.get(name) or [raw]
-            query.conditions.extend(_conditions(description, operator, raw, values, most))
+            query.conditions.extend(_conditions(description, entry, raw, values, most))
 
 
-def _conditions(description: Description, operator: str, raw: str, values: Sequence[str],
+def _conditions(description: Description, entry: Operator, raw: str, values: Sequence[str],
                 most: int | None) -> list[tuple[str, str, Any]]:
-    name = description.name
-    if operator in ("in", "nin"):
+    where = f"{description.name}[{entry.name}]"
+    if entry.arity is LIST:
         # Repeated parameters carry values with commas; one parameter is a comma list.
         items = values if len(values) > 1 else raw.split(",")
-        return conditions_of(description, operator, items, most=most, label=f"{name}[{operator}]")
-    if operator == "null":
-        flag = to_flag(raw)
+        return conditions_of(description, entry, items, most=most, label=where)
+    if entry.arity is FLAG:
+        flag = to_boolean(raw)
         if flag is None:
-            _refuse(f"{name}[null]", f"The {name}[null] filter must be true or false.")
-        return conditions_of(description, "null", [flag])
-    if operator == "between":
-        bounds = raw.split(",")
-        if len(bounds) != 2:
-            _refuse(f"{name}[between]", f"The {name}[between] filter must be two values: low,high.")
-        return conditions_of(description, "between", bounds)
-    return conditions_of(description, operator, [raw])
+            refuse_shape(where, entry.arity.query_shape)
+        return conditions_of(description, entry, [flag])
+    items = raw.split(",") if entry.arity.size != 1 else [raw]
+    if len(items) != entry.arity.size:
+        refuse_shape(where, entry.arity.query_shape)
+    return conditions_of(description, entry, items)
 
 
-def conditions_of(description: Description, operator: str, items: Sequence[Any],
+def conditions_of(description: Description, entry: Operator, items: Sequence[Any],
                   coerce: Callable[[Any], Any] | None = None, most: int | None = None,
                   label: str | None = None) -> list[tuple[str, str, Any]]:
-    """The conditions of one operator (not `eq`) on its values, already split: every member of
-    in/nin, the low and high of between, the flag of null, else the one value. `coerce` reads a
-    value (default: the query-string text reading of the description). An in/nin list longer than
+    """The conditions of one operator (not an exact match) on its values, already split: every member
+    of a list, each of a pair's values (between's low and high), the flag, else the one value. `coerce`
+    reads a value (default: the query-string text reading of the description). A list longer than
     `most` is a 400 naming `label` (default: the description's name), before any value is read."""
     coerce = coerce or description.coerce
     name = description.name
-    if operator in ("in", "nin") and most is not None and len(items) > most:
-        where = label or name
-        _refuse(where, f"The {where} filter may not have more than {most} values (query.max_in_values).")
-    if operator in ("in", "nin"):  # each value once: the same set, however it was sent, binds a cursor alike
-        return [(name, operator, tuple(dict.fromkeys(coerce(item) for item in items)))]
-    if operator == "null":
-        return [(name, "null", items[0])]
-    if operator == "between":
-        return [_bound(description, "gte", items[0], coerce), _bound(description, "lte", items[1], coerce)]
-    return [_bound(description, operator, items[0], coerce)]
+    if entry.arity is LIST:
+        if most is not None and len(items) > most:
+            where = label or name
+            refuse(where, f"The {where} filter may not have more than {most} values (query.max_in_values).")
+        # each value once: the same set, however it was sent, binds a cursor alike
+        return [(name, entry.becomes[0], tuple(dict.fromkeys(coerce(item) for item in items)))]
+    if entry.arity is FLAG:
+        return [(name, entry.becomes[0], items[0])]
+    return [_bound(description, condition, item, coerce) for condition, item in zip(entry.becomes, items, strict=False)]
 
 
-def _bound(description: Description, operator: str, raw: Any, coerce: Callable[[Any], Any]) -> tuple[str, str, Any]:
+def _bound(description: Description, condition: str, raw: Any, coerce: Callable[[Any], Any]) -> tuple[str, str, Any]:
     value = coerce(raw)
-    if value is None and operator != "ne":
-        _refuse(description.name, f"The {description.name} filter needs a value to compare with.")
+    if value is None and not CONDITIONS[condition].takes_null:
+        refuse_null(description.name)
     # A date-only bound stands for its whole day: <= that day is < the next; > it is >= the next.
     day_after = description.day_after(raw)
-    if day_after is not None and operator in ("lte", "gt"):
-        return description.name, "lt" if operator == "lte" else "gte", day_after
-    return description.name, operator, value
-
-
-def _refuse(name: str, message: str) -> NoReturn:
-    raise BadRequest(message, {name: [message]})
+    next_day = CONDITIONS[condition].next_day
+    if day_after is not None and next_day is not None:
+        return description.name, next_day, day_after
+    return description.name, condition, value

@@ -1,9 +1,10 @@
 """Laravel-style rule strings compiled to voluptuous validators with Laravel-style messages.
 
-A field's rules run in order and stop at the first failure, so each field
-reports one message: the one that matters first (`required`, then the type,
-then sizes). Rules that need the database (`unique`, `exists`) are returned
-separately and run only when everything else about the field passed, as does
+What the rules constrain is read once, onto the field's description (`service.core.constraints`);
+this module checks declarations and compiles those constraints into checks. A field's checks run
+in order and stop at the first failure, so each field reports one message: the one that matters
+first (`required`, then the type, then sizes). Rules that need the database (`unique`, `exists`) are
+returned separately and run only when everything else about the field passed, as does
 `current_password` (changing the field needs the acting user's password).
 """
 import math
@@ -13,10 +14,10 @@ from typing import Any
 
 import voluptuous as vol
 
-from service.core.description import INT64, Rule, describe, parse_date, to_number
+from service.core.constraints import FLOW, FORMATS, PATTERNS, SIZES, TYPES, Check, Rule
+from service.core.description import INT64, describe, parse_date, to_boolean, to_number
 from service.core.errors import DeclarationError
 from service.core.fields import Field
-from service.core.naming import attribute_label
 
 MESSAGES = {
     "required": "The {attribute} field is required.",
@@ -45,11 +46,6 @@ MESSAGES = {
     "image": "The {attribute} must be an image.",
 }
 
-# Rules handled by the validation flow itself rather than compiled to a check.
-FLOW_RULES = {"required", "nullable", "sometimes", "confirmed", "unique", "exists", "current_password"}
-TYPE_RULES = {"string", "numeric", "integer", "boolean", "date"}
-MAX_TEXT = 65_535  # implicit ceiling for text fields without their own `max`
-
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _URL = re.compile(r"^https?://[^\s/$.?#].[^\s]*$", re.IGNORECASE)
 _PATTERNS = {
@@ -58,10 +54,9 @@ _PATTERNS = {
     "alpha_num": re.compile(r"^[^\W_]+$"),
     "alpha_dash": re.compile(r"^[\w-]+$"),
 }
-_TRUE, _FALSE = (True, 1, "1", "true", "on", "yes"), (False, 0, "0", "false", "off", "no")
 
 
-KNOWN = FLOW_RULES | TYPE_RULES | set(_PATTERNS) | {"email", "in", "not_in", "max", "min", "between", "image"}
+KNOWN = {*FLOW, *TYPES, *SIZES, *FORMATS, *PATTERNS, "in", "not_in", "image"}
 
 
 def email_key(text: str) -> str:
@@ -93,44 +88,31 @@ def _is_number(params: tuple[str, ...]) -> bool:
 
 
 class FieldRules:
-    """The compiled rules of one field for one action (store or update)."""
+    """The compiled checks of one field for one action (store or update), from its description."""
 
     def __init__(self, field: Field, action: str) -> None:
         self.field = field
-        rules = [Rule.parse(text) for text in field.rules_for(action)]
-        names = {rule.name for rule in rules}
-        self.required = "required" in names
-        self.nullable = field.is_nullable or "nullable" in names
-        self.confirmed = "confirmed" in names
-        self.needs_current_password = "current_password" in names
-        self.database_rules = [rule for rule in rules if rule.name in ("unique", "exists")]
         self.description = describe(field)
+        constraints = self.description.constraints(action)
+        self.required = constraints.required
+        self.nullable = constraints.nullable
+        self.confirmed = constraints.confirmed
+        self.needs_current_password = constraints.current_password
+        self.database_rules = constraints.targets
         self.numeric = self.description.is_number
         # Wrapped in a Schema so it is compiled once: a bare All recompiles its validators per call.
-        self._validator = vol.Schema(vol.All(*self._checks(rules)))
+        self._validator = vol.Schema(vol.All(self._type_check(), *(self._compile(c) for c in constraints.checks)))
 
     def message(self, key: str, **values: Any) -> str:
         rule = key.split(".", 1)[0]
         template = self.field.message_map.get(key) or self.field.message_map.get(rule) or MESSAGES[key]
-        return template.format(attribute=attribute_label(self.field.name), **values)
+        return template.format(attribute=self.description.label, **values)
 
     def validate(self, value: Any) -> Any:
         """The cleaned value; raises vol.Invalid with the field's message."""
         return self._validator(value)
 
     # -- compilation --------------------------------------------------------
-    def _checks(self, rules: list[Rule]) -> list[Any]:
-        checks = [self._type_check()]
-        has_max = False
-        for rule in rules:
-            if rule.name in FLOW_RULES or rule.name in TYPE_RULES:
-                continue
-            has_max = has_max or rule.name in ("max", "between")
-            checks.append(self._compile(rule))
-        if self.description.is_text and not has_max:
-            checks.append(self._compile(Rule("max", (str(MAX_TEXT),))))
-        return checks
-
     def _fail(self, key: str, **values: Any) -> vol.Invalid:
         return vol.Invalid(self.message(key, **values))
 
@@ -160,32 +142,29 @@ class FieldRules:
         return int(number)
 
     def _as_boolean(self, value: Any) -> bool:
-        probe = value.lower() if isinstance(value, str) else value
-        if isinstance(probe, (bool, int, str)):  # never floats: 1.0 is not a boolean
-            if probe in _TRUE:
-                return True
-            if probe in _FALSE:
-                return False
-        raise self._fail("boolean")
+        flag = to_boolean(value)  # the reading of every door: never "yes", "on" or 1.0
+        if flag is None:
+            raise self._fail("boolean")
+        return flag
 
     def _as_date(self, value: Any) -> str:
         if not isinstance(value, str) or parse_date(value) is None:
             raise self._fail("date")
         return value
 
-    def _compile(self, rule: Rule) -> Any:
-        if rule.name == "email":
+    def _compile(self, check: Check) -> Any:
+        if check.rule == "email":
             return self._as_email
-        if rule.name in _PATTERNS:
-            pattern = _PATTERNS[rule.name]
-            return self._predicate(lambda v: isinstance(v, str) and bool(pattern.match(v)), rule.name)
-        if rule.name in ("in", "not_in"):
-            allowed = set(rule.params)
-            inside = rule.name == "in"
-            return self._predicate(lambda v: (_as_text(v) in allowed) == inside, rule.name)
-        if rule.name == "image":
+        if check.rule in _PATTERNS:
+            pattern = _PATTERNS[check.rule]
+            return self._predicate(lambda v: isinstance(v, str) and bool(pattern.match(v)), check.rule)
+        if check.rule in ("in", "not_in"):
+            allowed = set(check.values)
+            inside = check.rule == "in"
+            return self._predicate(lambda v: (_as_text(v) in allowed) == inside, check.rule)
+        if check.rule == "image":
             return self._predicate(lambda v: True, "image")  # content checks live with file uploads
-        return self._size(rule)
+        return self._size(check)
 
     def _as_email(self, value: Any) -> str:
         """As `email_key` writes it, so `A@example.com `, `a@example.com` and the fullwidth
@@ -203,21 +182,21 @@ class FieldRules:
             return value
         return check
 
-    def _size(self, rule: Rule) -> Any:
-        low, high = rule.bounds
+    def _size(self, size_check: Check) -> Any:
+        low, high = size_check.low, size_check.high
         kind = "numeric" if self.numeric else "string"
         shown = {"min": _shown(low), "max": _shown(high)}
 
         def check(value: Any) -> Any:
             size = value if self.numeric else len(value)
             if not low <= size <= high:
-                raise self._fail(f"{rule.name}.{kind}", **shown)
+                raise self._fail(f"{size_check.rule}.{kind}", **shown)
             return value
         return check
 
 
 def _shown(bound: float) -> str:
-    return str(int(bound)) if math.isfinite(bound) and bound.is_integer() else str(bound)
+    return str(int(bound)) if math.isfinite(bound) and float(bound).is_integer() else str(float(bound))
 
 
 def _as_text(value: Any) -> str:

@@ -1,18 +1,17 @@
 """JSON Schemas of single fields: as a request sends them and as a response shows them.
 
-Shared by the OpenAPI document and the MCP tool schemas. Read off the same
-declarations and rule strings the validator compiles
-(`service.core.rules.FieldRules`), in the same order, so the document says what
-the operations accept. The document gives the canonical form; the validator is
-more lenient where HTML forms need it (numbers and booleans sent as text, an
-empty string meaning "no value" for typed fields).
+Shared by the OpenAPI document and the MCP tool schemas. Read off the field's description: the
+same constraints the validator compiles (`service.core.rules.FieldRules`), so the document says what
+the operations accept. The document gives the canonical form; the validator is more lenient where
+HTML forms need it (numbers and booleans sent as text, an empty string meaning "no value" for typed
+fields).
 """
+import math
 from typing import Any
 
-from service.core.description import INT64, Rule, describe, to_number
+from service.core.constraints import Constraints
+from service.core.description import INT64, Description, describe, to_number
 from service.core.fields import Field
-from service.core.rules import MAX_TEXT
-from service.core.validation import writable
 
 Schema = dict[str, Any]
 
@@ -21,26 +20,14 @@ _NOTES = {
     "alpha": "letters only",
     "alpha_num": "letters and digits only",
     "alpha_dash": "letters, digits, dashes and underscores only",
-    "unique": "must be unique",
 }
-
-
-def mode(action: str) -> str:
-    """The rule set an action validates with: "store", or "update" for PUT, PATCH and the profile."""
-    return "store" if action == "store" else "update"
-
-
-def parsed_rules(field: Field, action: str) -> list[Rule]:
-    return [Rule.parse(text) for text in field.rules_for(mode(action))]
-
 
 CURRENT_PASSWORD = "current_password"
 
 
 def asks_current_password(fields: list[Field], action: str) -> bool:
     """Whether a body may carry `current_password`: a field changed there has that rule."""
-    return mode(action) == "update" and any(rule.name == "current_password" for field in fields
-                                            for rule in parsed_rules(field, action))
+    return action != "store" and any(describe(field).update.current_password for field in fields)
 
 
 def current_password_schema() -> Schema:
@@ -50,11 +37,11 @@ def current_password_schema() -> Schema:
 
 def is_required(field: Field, action: str) -> bool:
     """Whether the body must carry the field: store and PUT apply `required`, PATCH never does."""
-    return action != "patch" and any(rule.name == "required" for rule in parsed_rules(field, action))
+    return action != "patch" and describe(field).constraints(action).required
 
 
 def is_nullable(field: Field, action: str) -> bool:
-    return field.is_nullable or any(rule.name == "nullable" for rule in parsed_rules(field, action))
+    return describe(field).constraints(action).nullable
 
 
 def input_schema(field: Field, action: str, form: bool = False) -> Schema:
@@ -62,38 +49,22 @@ def input_schema(field: Field, action: str, form: bool = False) -> Schema:
 
     `form` describes the field as a multipart form part: no `null` (an empty part means
     "no value"), and image fields are binary parts."""
+    description = describe(field)
     if field.is_file:
         return {"type": "string", "format": "binary", "contentMediaType": "application/octet-stream",
-                "description": f"{_label(field)}: a PNG, JPEG, GIF or WebP image (judged by its bytes)."}
-    rules = parsed_rules(field, action)
-    description = describe(field)
+                "description": f"{_label(description)}: a PNG, JPEG, GIF or WebP image (judged by its bytes)."}
+    constraints = description.constraints(action)
     kind = description.json_type
     schema: Schema = {"type": kind}
-    notes: list[str] = []
-    has_max = False
-    for rule in rules:
-        if rule.name in ("max", "min", "between") and kind != "boolean":
-            has_max = has_max or rule.name in ("max", "between")
-            _size(schema, rule, kind)
-        elif rule.name in ("in", "not_in") and kind != "boolean":
-            values = [_typed(value, kind) for value in rule.params]
-            if rule.name == "in":
-                schema["enum"] = values
-            else:
-                schema["not"] = {"enum": values}
-        elif rule.name in _FORMATS:
-            schema["format"] = _FORMATS[rule.name]
-        elif rule.name in _NOTES:
-            notes.append(_NOTES[rule.name])
-        elif rule.name == "exists":
-            column = rule.params[1] if len(rule.params) > 1 and rule.params[1] else "id"
-            notes.append(f"the {column} of an existing {rule.params[0]} record")
-        elif rule.name == "confirmed":
-            notes.append(f"send the same value again as {field.name}_confirmation")
-        elif rule.name == "current_password":
-            notes.append(f"changing it needs {CURRENT_PASSWORD}")
-    if description.is_text and not has_max:
-        schema["maxLength"] = MAX_TEXT  # the validator's implicit ceiling for text
+    if kind != "boolean":
+        _sizes(schema, constraints, kind)
+        if constraints.allowed is not None:
+            schema["enum"] = [_typed(value, kind) for value in constraints.allowed]
+        if constraints.refused:
+            schema["not"] = {"enum": [_typed(value, kind) for value in constraints.refused]}
+    if constraints.format is not None:
+        schema["format"] = _FORMATS[constraints.format]
+    notes = _notes(field, constraints)
     if kind == "integer":
         schema.setdefault("minimum", -INT64 - 1)
         schema.setdefault("maximum", INT64)
@@ -105,20 +76,32 @@ def input_schema(field: Field, action: str, form: bool = False) -> Schema:
     if field.kind == "password":
         schema["writeOnly"] = True
         notes.append("write-only, never returned")
-    if is_nullable(field, action) and not form:
+    if constraints.nullable and not form:
         schema["type"] = [kind, "null"]
         if "enum" in schema:
             schema["enum"] = [*schema["enum"], None]
     if field.has_default and action == "store":
         schema["default"] = field.default_value
-    schema["description"] = _label(field) + (f": {'; '.join(notes)}." if notes else ".")
+    schema["description"] = _label(description) + (f": {'; '.join(notes)}." if notes else ".")
     return schema
+
+
+def _notes(field: Field, constraints: Constraints) -> list[str]:
+    """What the keywords do not say: patterns, `unique`, `exists`, confirmation, the current password."""
+    notes = [_NOTES[pattern] for pattern in constraints.patterns]
+    notes += ["must be unique" for _ in constraints.unique]
+    notes += [f"the {target.column} of an existing {target.collection} record" for target in constraints.exists]
+    if constraints.confirmed:
+        notes.append(f"send the same value again as {field.name}_confirmation")
+    if constraints.current_password:
+        notes.append(f"changing it needs {CURRENT_PASSWORD}")
+    return notes
 
 
 def confirmation_schema(field: Field, action: str, form: bool = False) -> Schema:
     """`<name>_confirmation` for a `confirmed` field: the same value again."""
     source = input_schema(field, action, form)
-    schema: Schema = {"type": source["type"], "description": f"The {_label(field).lower()} again, to confirm it."}
+    schema: Schema = {"type": source["type"], "description": f"The {describe(field).label} again, to confirm it."}
     if field.kind == "password":
         schema["writeOnly"] = True
     return schema
@@ -129,15 +112,15 @@ def write_body(fields: list[Field], action: str, form: bool = False) -> Schema:
     companions, `required` as the action applies it. Other keys are ignored, never stored."""
     properties: dict[str, Schema] = {}
     required: list[str] = []
-    sent = writable(fields)
     for field in fields:
-        if field not in sent and not (form and field.is_file and not field.is_readonly):
+        description = describe(field)
+        if not (description.writable or (form and description.uploadable)):
             continue
         properties[field.name] = input_schema(field, action, form)
         needed = is_required(field, action) and (not field.is_file or action == "store")
         if needed:
             required.append(field.name)
-        if any(rule.name == "confirmed" for rule in parsed_rules(field, action)):
+        if description.constraints(action).confirmed:
             companion = f"{field.name}_confirmation"
             properties[companion] = confirmation_schema(field, action, form)
             if needed:
@@ -155,32 +138,31 @@ def output_schema(field: Field) -> Schema:
 
     It is null when the field is nullable, optional without a default, or set by the
     server (read-only, `value(...)`, images): a record need not carry it."""
-    kind = "string" if field.is_file else describe(field).json_type
+    description = describe(field)
+    kind = "string" if field.is_file else description.json_type
     schema: Schema = {"type": kind}
     always = (is_required(field, "store") or (field.has_default and field.default_value is not None))
-    server_set = field.is_readonly or field.is_file or field.value_callback is not None
-    if is_nullable(field, "store") or server_set or not always:
+    if description.store.nullable or not description.writable or not always:
         schema["type"] = [kind, "null"]
-    if field.is_readonly or field.value_callback is not None:
+    if description.server_set:
         schema["readOnly"] = True
     if field.is_file:
-        schema["description"] = f"{_label(field)}: the stored file's URL (/storage/<dir>/<file>)."
+        schema["description"] = f"{_label(description)}: the stored file's URL (/storage/<dir>/<file>)."
     return schema
 
 
-def _size(schema: Schema, rule: Rule, kind: str) -> None:
-    bounds = [to_number(p) for p in rule.params]
-    low = bounds[0] if rule.name in ("min", "between") else None
-    high = bounds[-1] if rule.name in ("max", "between") else None
+def _sizes(schema: Schema, constraints: Constraints, kind: str) -> None:
+    """The bounds every size rule allows: lengths of text, values of numbers."""
+    low, high = constraints.low, constraints.high
     if kind == "string":
-        if low is not None:
+        if low > -math.inf:
             schema["minLength"] = max(0, int(-(-low // 1)))  # characters: a whole number, rounded up
-        if high is not None:
+        if high < math.inf:
             schema["maxLength"] = max(0, int(high // 1))
     else:
-        if low is not None:
+        if low > -math.inf:
             schema["minimum"] = low
-        if high is not None:
+        if high < math.inf:
             schema["maximum"] = high
 
 
@@ -189,5 +171,6 @@ def _typed(value: str, kind: str) -> Any:
     return number if number is not None else value
 
 
-def _label(field: Field) -> str:
-    return field.name.replace("_", " ").capitalize()
+def _label(description: Description) -> str:
+    """The field's label at the start of a sentence: `user_id` is "User id"."""
+    return description.label[:1].upper() + description.label[1:]

@@ -15,8 +15,8 @@ from typing import Any
 
 from service.core.errors import DeclarationError
 from service.core.matching import Condition, satisfies
+from service.core.operators import EXACT, FLAG, LIST, OPERATORS
 
-OPERATORS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "between", "null")
 _SCALARS = (str, int, float, bool, type(None), datetime)
 Alternatives = tuple[dict[str, Any], ...]
 
@@ -39,24 +39,26 @@ def _alternative(policy: str, values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _operations(policy: str, name: str, expression: Mapping[str, Any]) -> dict[str, Any]:
+    """{operator: value} as {condition: value}: `between` gives `gte` and `lte`, lists become tuples."""
     operations: dict[str, Any] = {}
     for operator, value in expression.items():
-        if operator not in OPERATORS:
+        entry = OPERATORS.get(operator)
+        if entry is None:
             raise DeclarationError(f"{policy}.scope(): unknown operator {operator!r} on {name!r}; "
                                    f"use one of {', '.join(OPERATORS)}")
-        if operator in ("in", "nin"):
-            operations[operator] = tuple(_scalar(policy, name, v) for v in _list(policy, name, operator, value))
-        elif operator == "between":
-            bounds = _list(policy, name, operator, value)
-            if len(bounds) != 2:
-                raise DeclarationError(f"{policy}.scope(): {name!r} between takes two values [low, high]")
-            operations["gte"], operations["lte"] = (_scalar(policy, name, b) for b in bounds)
-        elif operator == "null":
+        if entry.arity is FLAG:
             if not isinstance(value, bool):
-                raise DeclarationError(f"{policy}.scope(): {name!r} null takes True or False")
-            operations[operator] = value
+                raise DeclarationError(f"{policy}.scope(): {name!r} {operator} takes True or False")
+            operations[entry.becomes[0]] = value
+        elif entry.arity is LIST:
+            operations[entry.becomes[0]] = tuple(_scalar(policy, name, v) for v in _list(policy, name, operator, value))
+        elif entry.arity.size == 1:
+            operations[entry.becomes[0]] = _scalar(policy, name, value)
         else:
-            operations[operator] = _scalar(policy, name, value)
+            values = _list(policy, name, operator, value)
+            if len(values) != entry.arity.size:
+                raise DeclarationError(f"{policy}.scope(): {name!r} {operator} takes {entry.arity.typed_shape}")
+            operations.update(zip(entry.becomes, (_scalar(policy, name, v) for v in values), strict=False))
     return operations
 
 
@@ -84,5 +86,5 @@ def admits(alternatives: Alternatives | None, document: Mapping[str, Any]) -> bo
 
 def _conditions(alternative: Mapping[str, Any]) -> Iterator[Condition]:
     for name, value in alternative.items():
-        for operator, operand in (value.items() if isinstance(value, dict) else (("eq", value),)):
+        for operator, operand in (value.items() if isinstance(value, dict) else ((EXACT, value),)):
             yield name, operator, operand

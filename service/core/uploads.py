@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
+from service.core.description import describe
 from service.core.errors import DeclarationError
 from service.core.fields import Field
-from service.core.naming import attribute_label
 from storage import Filter, StoredFile
 
 if TYPE_CHECKING:
@@ -68,9 +68,10 @@ def check(fields: list[Field], files: dict[str, Upload],
     pending: list[PendingFile] = []
     for field in fields:
         upload = files.get(field.name)
-        if not field.is_file or field.is_readonly or upload is None:
+        description = describe(field)
+        if not description.uploadable or upload is None:
             continue
-        label = attribute_label(field.name)
+        label = description.label
         if len(upload.body) > max_bytes:
             errors[field.name] = [f"The {label} may not be greater than {max_bytes // 1024} kilobytes."]
             continue

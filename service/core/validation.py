@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Any
 import voluptuous as vol
 
 from service.core import ratelimit, uploads, visibility
+from service.core.constraints import Target
+from service.core.description import describe
 from service.core.errors import ValidationFailed
 from service.core.fields import Field
 from service.core.models import Model
-from service.core.rules import MESSAGES, FieldRules, Rule
+from service.core.rules import MESSAGES, FieldRules
 from storage import Filter, canonical_id
 
 if TYPE_CHECKING:
@@ -27,9 +29,7 @@ _COMPILED: dict[tuple, FieldRules] = {}
 def compiled_rules(field: Field, action: str) -> FieldRules:
     """Compiled rules, cached by everything that shapes them (fields are rebuilt per request)."""
     mode = "store" if action == "store" else "update"
-    key = (field.name, field.kind, mode, tuple(field.rule_list), tuple(field.storing_rule_list),
-           tuple(field.updating_rule_list), field.is_nullable,
-           tuple(sorted(field.message_map.items())))
+    key = (describe(field), mode, tuple(sorted(field.message_map.items())))
     rules = _COMPILED.get(key)
     if rules is None:
         if len(_COMPILED) > 4096:
@@ -39,7 +39,8 @@ def compiled_rules(field: Field, action: str) -> FieldRules:
 
 
 def writable(fields: list[Field]) -> list[Field]:
-    return [f for f in fields if not (f.is_readonly or f.is_file or f.value_callback)]
+    """The fields a JSON body may set (`Description.writable`)."""
+    return [f for f in fields if describe(f).writable]
 
 
 def _is_blank(value: Any) -> bool:
@@ -52,8 +53,7 @@ def _references(app: "Restify", fields: list[Field], action: str) -> set[str]:
     keys = {relation.local_key for resource in app.registry.resources.values()
             for relation in resource.relations.values() if relation.kind != "has_many"}
     return {field.name for field in fields if field.name in keys or any(
-        rule.name == "exists" and _target(rule, field)[1] == "id"
-        for rule in compiled_rules(field, action).database_rules)}
+        target.column == "id" for target in describe(field).constraints(action).exists)}
 
 
 def canonical_references(app: "Restify", fields: list[Field], values: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,14 +131,13 @@ async def _database_rules(app: "Restify", field: Field, rules: FieldRules, value
                           record_id: str | None, acting: Model | None) -> str | None:
     if value is None:
         return None
-    for rule in rules.database_rules:
-        collection, column = _target(rule, field)
-        where = Filter(equals={column: value})
-        if rule.name == "unique":  # across every record, seen or not: the index holds them all
-            found = await app.db.collection(collection).find_one(where)
+    for target in rules.database_rules:
+        where = Filter(equals={target.column: value})
+        if target.rule == "unique":  # across every record, seen or not: the index holds them all
+            found = await app.db.collection(target.collection).find_one(where)
             if found is not None and found["id"] != record_id:
                 return rules.message("unique")
-        elif rule.name == "exists" and await _visible(app, collection, where, acting) is None:
+        elif target.rule == "exists" and await _visible(app, target.collection, where, acting) is None:
             return rules.message("exists")
     return None
 
@@ -165,31 +164,20 @@ async def _current_password(app: "Restify", given: Any, acting: Model | None) ->
     return None if matches else MESSAGES["current_password"]
 
 
-
-def _target(rule: Rule, field: Field) -> tuple[str, str]:
-    collection = rule.params[0]
-    default_column = field.name if rule.name == "unique" else "id"
-    column = rule.params[1] if len(rule.params) > 1 and rule.params[1] else default_column
-    return collection, column
-
-
 def unique_indexes(fields: list[Field]) -> set[tuple[str, str]]:
     """(collection, column) pairs that `unique:` rules back with a unique index."""
-    pairs = set()
+    targets: set[Target] = set()
     for field in fields:
-        for text in field.rule_list + field.storing_rule_list + field.updating_rule_list:
-            rule = Rule.parse(text)
-            if rule.name == "unique":
-                pairs.add(_target(rule, field))
-    return pairs
+        description = describe(field)
+        targets.update(description.store.unique, description.update.unique)
+    return {(target.collection, target.column) for target in targets}
 
 
 def unique_message(fields: list[Field], column: str | None) -> dict[str, list[str]]:
     """The 422 errors for a unique index that refused a write (a race the check lost)."""
     for field in fields:
-        rules = compiled_rules(field, "store")
-        if any(_target(rule, field)[1] == column for rule in rules.database_rules if rule.name == "unique"):
-            return {field.name: [rules.message("unique")]}
+        if any(target.column == column for target in describe(field).store.unique):
+            return {field.name: [compiled_rules(field, "store").message("unique")]}
     return {column or "id": ["The value has already been taken."]}
 
 

@@ -19,7 +19,7 @@ from graphql import (
 )
 
 from service.core.context import Context
-from service.core.description import Rule, describe
+from service.core.description import describe
 from service.core.errors import DeclarationError
 from service.core.fields import Field
 from service.core.registry import Registry, Resource
@@ -158,7 +158,7 @@ class SchemaBuilder:
         members = {}
         for f in writable(self._fields(resource)):
             members[f.name] = GraphQLInputField(_scalar(f, self.config))
-            if any(Rule.parse(t).name == "confirmed" for t in f.rules_for("store") + f.rules_for("update")):
+            if describe(f).confirmed:
                 members[f"{f.name}_confirmation"] = GraphQLInputField(_scalar(f, self.config))  # the same value
         if asks_current_password(writable(self._fields(resource)), "update"):
             members[CURRENT_PASSWORD] = GraphQLInputField(GraphQLString)  # read by update<Type> only

@@ -5,7 +5,8 @@
 scalar: `IntFilter { eq ne gt gte lt lte in nin between isNull }`, `LongFilter`, `FloatFilter`,
 `StringFilter { eq ne in nin isNull }`, `BooleanFilter { eq ne isNull }`, `IDFilter`; a date field
 (its values are ISO texts) gets `DateFilter`, with every operator on its scalar. The operators are
-those of the field's one description (`service.core.description`), read by `service.core.filter_objects`.
+those of the field's one description, from the operator table (`service.core.operators`): their
+arity gives each member's type (a flag is a Boolean, a list or pair a list of the scalar).
 """
 from collections.abc import Callable
 
@@ -14,15 +15,14 @@ from graphql import (
     GraphQLInt, GraphQLList, GraphQLNamedType, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLString,
 )
 
-from service.core.description import OPERATORS, describe
+from service.core.description import describe
 from service.core.fields import Field
-from service.core.filter_objects import object_operators
+from service.core.operators import FLAG, for_type
 
 # The value type whose operators each scalar's operator input is named after: `<Scalar>Filter`;
 # other operators on that scalar (a date's on String) get a longer name.
 _NATURAL = {"String": "string", "ID": "string", "Boolean": "boolean", "Int": "integer", "Long": "integer",
             "Float": "number"}
-_LISTS = ("in", "nin", "between")
 
 COUNT = GraphQLEnumType("Count", {"EXACT": "EXACT", "NONE": "NONE"}, description=(
     "EXACT counts the matching records (meta.total, meta.lastPage); NONE leaves them null, for lists "
@@ -39,7 +39,7 @@ PAGE_META = GraphQLObjectType("PageMeta", {
 
 
 def _operators_name(scalar: str, value_type: str) -> str:
-    if scalar in _NATURAL and OPERATORS[_NATURAL[scalar]] == OPERATORS[value_type]:
+    if scalar in _NATURAL and for_type(_NATURAL[scalar]) == for_type(value_type):
         return f"{scalar}Filter"
     if value_type == "date":
         return "DateFilter" if scalar == "String" else f"{scalar}DateFilter"
@@ -67,18 +67,23 @@ class IndexTypes:
         scalar = self._scalar(field)
         name = _operators_name(scalar.name, description.type)
         if name not in self._operators:
-            operators = object_operators(description)
+            operators = for_type(description.type)
             members = {}
-            for operator in operators:
-                if operator in _LISTS:
-                    members[operator] = GraphQLInputField(GraphQLList(GraphQLNonNull(scalar)))
+            for op in operators:
+                if op.arity is FLAG:
+                    members[op.object_name] = GraphQLInputField(GraphQLBoolean)
+                elif op.arity.size == 1:
+                    members[op.object_name] = GraphQLInputField(scalar)
                 else:
-                    members[operator] = GraphQLInputField(GraphQLBoolean if operator == "isNull" else scalar)
-            ranges = " between takes [low, high], both included;" if "between" in operators else ""
-            days = " a date-only upper bound (lte, between) includes that whole day;" if description.type == "date" \
-                else ""
+                    members[op.object_name] = GraphQLInputField(GraphQLList(GraphQLNonNull(scalar)))
+            ranges = "".join(f" {op.object_name} takes [low, high], both included;" for op in operators
+                             if op.arity.size == 2)
+            whole_days = [op.object_name for op in operators if op.whole_day]
+            days = f" a date-only bound ({', '.join(whole_days)}) stands for that whole day;" \
+                if description.type == "date" and whole_days else ""
+            names = ", ".join(op.object_name for op in operators)
             self._operators[name] = GraphQLInputObjectType(name, members, description=(
-                f"Operators on a {scalar.name} field, combined with AND ({', '.join(operators)}): eq null means "
+                f"Operators on a {scalar.name} field, combined with AND ({names}): eq null means "
                 f"no value, ne null any value;{ranges}{days} isNull true finds records without one."))
         return self._operators[name]
 

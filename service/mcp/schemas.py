@@ -10,7 +10,8 @@ from service.config import Settings
 from service.core.fields import Field
 from service.core.context import Context
 from service.core.description import describe
-from service.core.filter_objects import FILTER, object_operators
+from service.core.filter_objects import FILTER
+from service.core.operators import FLAG, Operator, for_type, object_text
 from service.core.parameters import (
     count_schema, cursor_schema, fields_schema, filter_schema, filtered, include_schema, per_page_schema,
     relation_searches, search_schema, sort_schema,
@@ -73,21 +74,22 @@ def filter_object_schema(fields: list[Field]) -> Schema:
 def _operators_schema(field: Field) -> Schema:
     description = describe(field)
     kind = description.json_type
-    day = " A date-only upper bound includes that whole day." if description.type == "date" else ""
-    values = {"type": "array", "items": {"type": kind}}
-    every: dict[str, tuple[dict[str, Any], str]] = {
-        "eq": ({"type": [kind, "null"]}, "Equals this value (null: records without one)."),
-        "ne": ({"type": [kind, "null"]}, "Differs from this value (null: records with one)."),
-        "gt": ({"type": kind}, f"Greater than this value.{day}"),
-        "gte": ({"type": kind}, "At least this value."),
-        "lt": ({"type": kind}, "Less than this value."),
-        "lte": ({"type": kind}, f"At most this value.{day}"),
-        "in": (values, "One of these values."),
-        "nin": (values, "None of these values."),
-        "between": ({**values, "minItems": 2, "maxItems": 2}, f"Within [low, high], both included.{day}"),
-        "isNull": ({"type": "boolean"}, "true: only records without a value; false: only those with one."),
-    }
-    return _object({op: {**every[op][0], "description": every[op][1]} for op in object_operators(description)}, [])
+    members: dict[str, Schema] = {}
+    for op in for_type(description.type):
+        members[op.object_name] = {**_object_value(op, kind), "description": object_text(op, description.type)}
+    return _object(members, [])
+
+
+def _object_value(op: Operator, kind: str) -> Schema:
+    """What a filter object takes for `op`: one value (or null, where null is a value), a list, a pair, a flag."""
+    if op.arity is FLAG:
+        return {"type": "boolean"}
+    if op.arity.size == 1:
+        return {"type": [kind, "null"] if op.takes_null else kind}
+    values: Schema = {"type": "array", "items": {"type": kind}}
+    if op.arity.size is not None:
+        values.update(minItems=op.arity.size, maxItems=op.arity.size)
+    return values
 
 
 def show_schema(resource: Resource, settings: Settings) -> Schema:

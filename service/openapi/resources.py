@@ -6,6 +6,7 @@ refer to each other by `$ref` and recursive relations stay finite."""
 from typing import Any
 
 from service.core.context import Context
+from service.core.description import describe
 from service.core.fields import Field
 from service.core.registry import Resource
 from service.core.serializer import TIMESTAMPS, visible
@@ -66,7 +67,7 @@ def resource_schema(type_name: str, attributes_ref: Schema, relationships_ref: S
 
 
 def has_files(resource: Resource) -> bool:
-    return any(f.is_file and not f.is_readonly for f in fields_for(resource, "store"))
+    return any(describe(f).uploadable for f in fields_for(resource, "store"))
 
 
 def schemas(resource: Resource) -> dict[str, Schema]:

@@ -120,7 +120,7 @@ ORDERED = "eq, ne, gt, gte, lt, lte, in, nin, between, isNull"
      "The filter.views.between filter needs a value to compare with."),
     ({"views": {"gt": None}}, "filter.views.gt", "The filter.views.gt filter needs a value to compare with."),
     ({"views": {"isNull": "yes"}}, "filter.views.isNull", "The filter.views.isNull filter must be true or false."),
-    ({"published": {"eq": "true"}}, "filter.published.eq", "The filter.published.eq filter must be true or false."),
+    ({"published": {"eq": "on"}}, "filter.published.eq", "The filter.published.eq filter must be true or false."),
     ({"title": {"eq": 5}}, "filter.title.eq", "The filter.title.eq filter must be a text."),
     ({"due": {"gte": "soon"}}, "filter.due.gte", "The filter.due.gte filter must be a date."),
 ])

@@ -5,8 +5,10 @@ import pytest
 import voluptuous as vol
 
 from service import ValidationFailed, field
+from service.core.description import to_boolean
 from service.core.rules import FieldRules
 from service.core.validation import validate
+from tests.booleans import REFUSED, TYPED
 
 
 def error_for(declared, value, action="store"):
@@ -69,17 +71,17 @@ def test_passing_value_is_cleaned_to_the_fields_type(declared, value, expected):
     assert result == expected and type(result) is type(expected)
 
 
-@pytest.mark.parametrize("value, expected", [
-    (True, True), (False, False), (1, True), (0, False),
-    ("true", True), ("false", False), ("1", True), ("0", False), ("TRUE", True),
-])
+@pytest.mark.parametrize("value, expected", TYPED)
 def test_boolean_accepts_true_false_and_their_spellings(value, expected):
     assert cleaned(field("active").boolean(), value) is expected
+    assert to_boolean(value) is expected
 
 
-@pytest.mark.parametrize("value", ["maybe", 1.0, 0.0, 2, None, []])
+@pytest.mark.parametrize("value", [*REFUSED, None, []])
 def test_boolean_rejects_anything_else(value):
+    """"yes", "on", "no" and "off" too: a body reads booleans as a query string does."""
     assert error_for(field("active").boolean(), value) == "The active field must be true or false."
+    assert to_boolean(value) is None
 
 
 @pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 10**30, math.nan, math.inf, -math.inf, "NaN", "inf", "1e999"])

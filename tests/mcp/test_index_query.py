@@ -5,6 +5,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from tests.booleans import REFUSED, TYPED
 from tests.http.test_filters import MATCHABLE, found, seed_all
 from tests.http.test_index_queries import config, registry, seed_post  # noqa: F401  (fixtures)
 from tests.mcp.conftest import PREFIX, error, ok
@@ -74,6 +75,34 @@ async def test_a_bad_filter_is_an_error_result_naming_where(connect, db, ann, fi
     async with connect(ann["token"]) as session:
         body = error(await session.call_tool(TOOL, {"filter": filter}))
     assert body == {"message": message, "errors": {name: [message]}}
+
+
+@pytest.mark.parametrize("registry", [MATCHABLE], indirect=True)
+@pytest.mark.parametrize("value, expected", TYPED)
+async def test_a_filter_object_reads_a_boolean_as_every_door_does(connect, db, ann, value, expected):
+    """`{"published": {"eq": "1"}}` was refused here (only true and false) while `published=1` was read."""
+    await seed_all(db)  # every post a draft
+    everyone = ["Five", "Half", "Seven", "Zero", "a,b"]
+    assert sorted(titles(await call(connect, ann["token"], filter={"published": {"eq": value}}))) == \
+        ([] if expected else everyone)
+    assert sorted(titles(await call(connect, ann["token"], filter={"due": {"isNull": value}}))) == \
+        (["a,b"] if expected else ["Five", "Half", "Seven", "Zero"])
+
+
+@pytest.mark.parametrize("registry", [MATCHABLE], indirect=True)
+@pytest.mark.parametrize("value", REFUSED)
+async def test_a_filter_object_refuses_what_every_door_refuses(connect, ann, value):
+    async with connect(ann["token"]) as session:
+        for filter, name in (({"published": {"eq": value}}, "filter.published.eq"),
+                             ({"published": {"ne": value}}, "filter.published.ne"),
+                             ({"due": {"isNull": value}}, "filter.due.isNull")):
+            message = f"The {name} filter must be true or false."
+            assert error(await session.call_tool(TOOL, {"filter": filter})) == {"message": message,
+                                                                                "errors": {name: [message]}}
+        if isinstance(value, str):  # the plain argument is a query-string value
+            message = "The published filter must be true or false."
+            assert error(await session.call_tool(TOOL, {"published": value})) == {"message": message,
+                                                                                  "errors": {"published": [message]}}
 
 
 @pytest.mark.parametrize("registry", [MATCHABLE], indirect=True)
