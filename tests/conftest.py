@@ -5,8 +5,10 @@ database, so tests never see each other's records. Set MONGODB_URI to run the
 same suite against a real MongoDB.
 """
 import json
+import math
 import os
 import shutil
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +16,8 @@ from typing import Any
 
 import pytest
 
+import service.core.ratelimit
+import storage.counters
 from service.config import Settings
 from service.core.app import Restify
 from service.core.registry import load_app
@@ -48,6 +52,30 @@ def _drop_test_databases(mongodb_uri):
         pass
     finally:
         client.close()
+
+
+class _ShiftedClock:
+    """The `time` module, with `time()` running `shift` seconds ahead."""
+
+    def __init__(self, shift: float) -> None:
+        self.shift = shift
+
+    def time(self) -> float:
+        return time.time() + self.shift
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+@pytest.fixture(autouse=True)
+def throttle_windows_start_with_the_test(monkeypatch):
+    """Throttle windows are fixed slices of the clock (a minute for logins, an hour for registrations):
+    a test that counts attempts up to a limit fails when a window ends in its middle, which a slow run
+    makes likely. The throttles' clock is set so that each test starts a second into an hour."""
+    now = time.time()
+    clock = _ShiftedClock((math.floor(now / 3600) + 1) * 3600 + 1 - now)
+    monkeypatch.setattr(storage.counters, "time", clock)
+    monkeypatch.setattr(service.core.ratelimit, "time", clock)
 
 
 @pytest.fixture
