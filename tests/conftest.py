@@ -27,6 +27,15 @@ from tests.commands import CommandCounter
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST_HASHING = {"argon2_time_cost": 1, "argon2_memory_kib": 1024}
+# Seconds the test client waits for one answer (Tornado's default is 20). It bounds a hang, not a speed:
+# on a machine whose cores are taken by other work a plain request can take seconds, and requests sent
+# past the client's 10 at a time wait their turn within the same bound.
+REQUEST_TIMEOUT = 120.0
+# The bound on each database call of the tests and of the service they run (database.timeout_ms, 2 s by
+# default). On a machine whose cores are taken by other work a new client's first call, which finds the
+# server, or a GridFS upload can take longer, and the service then answers 503. Tests of a database that
+# does not answer set their own.
+DATABASE_TIMEOUT_MS = 30_000
 
 
 @pytest.fixture(scope="session")
@@ -43,7 +52,7 @@ def mongodb_uri(tmp_path_factory):
 def _drop_test_databases(mongodb_uri):
     yield
     import pymongo
-    client = pymongo.MongoClient(mongodb_uri, serverSelectionTimeoutMS=2000)
+    client = pymongo.MongoClient(mongodb_uri, serverSelectionTimeoutMS=30_000)
     try:
         for name in client.list_database_names():
             if name.startswith("t_"):
@@ -98,7 +107,7 @@ def commands():
 
 @pytest.fixture
 def db(io_loop, mongodb_uri, db_name, commands):
-    database = connect(mongodb_uri, db_name, listeners=[commands])
+    database = connect(mongodb_uri, db_name, listeners=[commands], timeout_ms=DATABASE_TIMEOUT_MS)
     yield database
     database.close()
 
@@ -146,7 +155,8 @@ class Api:
         if body is None and method in ("POST", "PUT", "PATCH"):
             body = b""
         result = await self.client.fetch(path, method=method, body=body, headers=sent, raise_error=False,
-                                         allow_nonstandard_methods=True)
+                                         allow_nonstandard_methods=True, request_timeout=REQUEST_TIMEOUT,
+                                         connect_timeout=REQUEST_TIMEOUT)
         return Response(result.code, result.body or b"", result.headers)
 
     async def get(self, path: str, **kw: Any) -> Response:
@@ -184,6 +194,7 @@ def api(app, http_server_client):
 def database_env(mongodb_uri):
     """Environment for a `restify` process on this session's database server, in a database of its own."""
     return {"MONGODB_URI": mongodb_uri, "RESTIFY_DATABASE_NAME": f"t_{uuid.uuid4().hex[:12]}",
+            "RESTIFY_DATABASE_TIMEOUT_MS": str(DATABASE_TIMEOUT_MS),
             "RESTIFY_AUTH_ARGON2_TIME_COST": "1", "RESTIFY_AUTH_ARGON2_MEMORY_KIB": "1024"}
 
 

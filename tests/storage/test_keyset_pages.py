@@ -13,6 +13,7 @@ import pytest
 from pymongo import monitoring
 
 from storage import Filter, connect
+from tests.conftest import DATABASE_TIMEOUT_MS
 
 EMBEDDED = not os.environ.get("MONGODB_URI")
 ROWS = [{"name": f"r{n}", "group": "ab"[n % 2], "at": f"2024-01-{n + 1:02d}T12:00:00.000Z"} for n in range(9)]
@@ -40,7 +41,7 @@ def finds():
 
 @pytest.fixture
 def rows(io_loop, mongodb_uri, db_name, finds):
-    database = connect(mongodb_uri, db_name, listeners=[finds])
+    database = connect(mongodb_uri, db_name, listeners=[finds], timeout_ms=DATABASE_TIMEOUT_MS)
     yield database.collection("rows")
     database.close()
 
