@@ -6,8 +6,10 @@ same suite against a real MongoDB, and RESTIFY_DATABASE_PROFILE=mongodb to send
 MongoDB's query shapes to the embedded server (tests/servers.py).
 """
 import json
+import math
 import os
 import shutil
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +17,8 @@ from typing import Any
 
 import pytest
 
+import service.core.ratelimit
+import storage.counters
 from service.config import Settings
 from service.core.app import Restify
 from service.core.registry import load_app
@@ -25,6 +29,15 @@ from tests.servers import EMBEDDED_SHAPES, MONGODB_SHAPES_ON_EMBEDDED, PROFILE
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST_HASHING = {"argon2_time_cost": 1, "argon2_memory_kib": 1024}
+# Seconds the test client waits for one answer (Tornado's default is 20). It bounds a hang, not a speed:
+# on a machine whose cores are taken by other work a plain request can take seconds, and requests sent
+# past the client's 10 at a time wait their turn within the same bound.
+REQUEST_TIMEOUT = 120.0
+# The bound on each database call of the tests and of the service they run (database.timeout_ms, 2 s by
+# default). On a machine whose cores are taken by other work a new client's first call, which finds the
+# server, or a GridFS upload can take longer, and the service then answers 503. Tests of a database that
+# does not answer set their own.
+DATABASE_TIMEOUT_MS = 30_000
 
 
 def pytest_runtest_setup(item):
@@ -51,7 +64,7 @@ def mongodb_uri(tmp_path_factory):
 def _drop_test_databases(mongodb_uri):
     yield
     import pymongo
-    client = pymongo.MongoClient(mongodb_uri, serverSelectionTimeoutMS=2000)
+    client = pymongo.MongoClient(mongodb_uri, serverSelectionTimeoutMS=30_000)
     try:
         for name in client.list_database_names():
             if name.startswith("t_"):
@@ -60,6 +73,30 @@ def _drop_test_databases(mongodb_uri):
         pass
     finally:
         client.close()
+
+
+class _ShiftedClock:
+    """The `time` module, with `time()` running `shift` seconds ahead."""
+
+    def __init__(self, shift: float) -> None:
+        self.shift = shift
+
+    def time(self) -> float:
+        return time.time() + self.shift
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+@pytest.fixture(autouse=True)
+def throttle_windows_start_with_the_test(monkeypatch):
+    """Throttle windows are fixed slices of the clock (a minute for logins, an hour for registrations):
+    a test that counts attempts up to a limit fails when a window ends in its middle, which a slow run
+    makes likely. The throttles' clock is set so that each test starts a second into an hour."""
+    now = time.time()
+    clock = _ShiftedClock((math.floor(now / 3600) + 1) * 3600 + 1 - now)
+    monkeypatch.setattr(storage.counters, "time", clock)
+    monkeypatch.setattr(service.core.ratelimit, "time", clock)
 
 
 @pytest.fixture
@@ -83,7 +120,7 @@ def commands():
 
 @pytest.fixture
 def db(io_loop, mongodb_uri, db_name, commands):
-    database = connect(mongodb_uri, db_name, listeners=[commands], profile=PROFILE)
+    database = connect(mongodb_uri, db_name, listeners=[commands], profile=PROFILE, timeout_ms=DATABASE_TIMEOUT_MS)
     yield database
     database.close()
 
@@ -131,7 +168,8 @@ class Api:
         if body is None and method in ("POST", "PUT", "PATCH"):
             body = b""
         result = await self.client.fetch(path, method=method, body=body, headers=sent, raise_error=False,
-                                         allow_nonstandard_methods=True)
+                                         allow_nonstandard_methods=True, request_timeout=REQUEST_TIMEOUT,
+                                         connect_timeout=REQUEST_TIMEOUT)
         return Response(result.code, result.body or b"", result.headers)
 
     async def get(self, path: str, **kw: Any) -> Response:
@@ -169,7 +207,7 @@ def api(app, http_server_client):
 def database_env(mongodb_uri):
     """Environment for a `restify` process on this session's database server, in a database of its own."""
     return {"MONGODB_URI": mongodb_uri, "RESTIFY_DATABASE_NAME": f"t_{uuid.uuid4().hex[:12]}",
-            "RESTIFY_DATABASE_PROFILE": PROFILE,
+            "RESTIFY_DATABASE_PROFILE": PROFILE, "RESTIFY_DATABASE_TIMEOUT_MS": str(DATABASE_TIMEOUT_MS),
             "RESTIFY_AUTH_ARGON2_TIME_COST": "1", "RESTIFY_AUTH_ARGON2_MEMORY_KIB": "1024"}
 
 

@@ -45,6 +45,6 @@ class Interleave(CommandCounter):
                     cue.action()
 
 
-def on_loop(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, Any], timeout: float = 10) -> Any:
+def on_loop(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, Any], timeout: float = 60) -> Any:
     """Runs `coroutine` on `loop` from another thread (the driver's) and waits for its result."""
     return asyncio.run_coroutine_threadsafe(coroutine, loop).result(timeout)

@@ -13,11 +13,17 @@ from storage.embedded import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = {"RESTIFY_AUTH_ARGON2_TIME_COST": "1", "RESTIFY_AUTH_ARGON2_MEMORY_KIB": "1024"}
+# Bounds on waits for a process (seconds). They tell a hang from slow progress, so they are wide: on a
+# machine whose cores are taken by other work, starting Python with the service's imports alone can
+# take tens of seconds, and one request several.
+START_WAIT = 120.0
+REQUEST_WAIT = 60.0
+RUN_WAIT = 300.0  # one command, from start to exit
 
 
 def restify(*args: str, env: dict[str, str] | None = None, app_dir: Path = ROOT) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "service.cli", "--app-dir", str(app_dir), *args],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT, env={**os.environ, **(env or {})})
+                          capture_output=True, text=True, timeout=RUN_WAIT, cwd=ROOT, env={**os.environ, **(env or {})})
 
 
 def request(port: int, method: str, path: str, body: dict | None = None, token: str | None = None,
@@ -27,7 +33,7 @@ def request(port: int, method: str, path: str, body: dict | None = None, token: 
     data = json.dumps(body).encode() if body is not None else None
     try:
         with urllib.request.urlopen(urllib.request.Request(f"http://{host}:{port}{path}", data, headers,
-                                                           method=method), timeout=10) as response:
+                                                           method=method), timeout=REQUEST_WAIT) as response:
             raw = response.read()
             return response.status, json.loads(raw) if raw else {}
     except urllib.error.HTTPError as error:
@@ -50,7 +56,7 @@ class Server:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "service.cli", "serve", "--port", str(self.port), "--app-dir", str(app_dir), *extra],
             stdout=self.log, stderr=subprocess.STDOUT, cwd=ROOT, env={**os.environ, **env})
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + START_WAIT
         while time.monotonic() < deadline:
             assert self.process.poll() is None, Path(self.log.name).read_text()
             # Serving is announced once every worker listens; one worker may answer before that.
@@ -68,6 +74,6 @@ class Server:
 
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)
-        code = self.process.wait(timeout=30)
+        code = self.process.wait(timeout=START_WAIT)
         self.log.close()
         return code

@@ -12,7 +12,7 @@ from bson import ObjectId
 
 from service.console.recovery import recover_periodically
 from storage import JOURNAL, VERSION, Filter, Step, has_transactions, new_id
-from tests.processes import Server, register, request
+from tests.processes import START_WAIT, Server, register, request
 
 INSERTS_BEFORE_KILL = 21
 # A module of the test application: pauses the process's driver just before the n-th insert into
@@ -64,7 +64,7 @@ def raw_db(mongodb_uri, db_name):
     client.close()
 
 
-def wait_for(check, seconds: float = 30) -> None:
+def wait_for(check, seconds: float = START_WAIT) -> None:
     deadline = time.monotonic() + seconds
     while not check():
         assert time.monotonic() < deadline, "timed out"
@@ -91,7 +91,7 @@ def test_a_bulk_store_killed_mid_write_is_taken_back_when_serve_starts_again(app
         entry, = raw[JOURNAL].find({"state": {"$exists": True}})
     finally:
         server.process.kill()  # kill -9, mid-write
-        server.process.wait(timeout=30)
+        server.process.wait(timeout=START_WAIT)
         server.log.close()
     assert entry["state"] == "writing" and raw[JOURNAL].count_documents({"entry": str(entry["_id"])}) == 100
     assert raw.posts.count_documents({}) == INSERTS_BEFORE_KILL  # what the dead process left
@@ -117,7 +117,7 @@ async def test_the_periodic_pass_takes_back_old_entries_and_leaves_fresh_ones_al
     stop = asyncio.Event()
     passes = asyncio.create_task(recover_periodically(restify, stop, every=0.05))
     try:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + START_WAIT
         while await posts.find_by_id(dead) is not None:
             assert time.monotonic() < deadline
             await asyncio.sleep(0.05)

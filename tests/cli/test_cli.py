@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from tests.processes import FAST, ROOT, Server, request, restify
+from tests.processes import FAST, ROOT, RUN_WAIT, Server, request, restify
 
 
 def test_repository_command_writes_a_repository_bound_by_name(app_copy):
@@ -75,7 +75,8 @@ def test_a_broken_declaration_stops_start_up_with_a_clear_message(app_copy, data
     module = app_copy / "repositories" / "tags.py"
     module.write_text(module.read_text().replace('"max:50"', '"maximum:50"'))
     result = subprocess.run([sys.executable, "-m", "service.cli", "serve", "--app-dir", str(app_copy)],
-                            capture_output=True, text=True, timeout=60, cwd=ROOT, env={**os.environ, **database_env})
+                            capture_output=True, text=True, timeout=RUN_WAIT, cwd=ROOT,
+                            env={**os.environ, **database_env})
     line = next(n for n, text in enumerate(module.read_text().splitlines(), 1) if "maximum:50" in text)
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (f"{module}:{line}: DeclarationError: TagRepository: field 'name': "

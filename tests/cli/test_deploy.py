@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from storage.embedded import free_port
-from tests.processes import ROOT, Server, request
+from tests.processes import ROOT, START_WAIT, Server, request
 
 pytestmark = pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads /proc (Linux)")
 
@@ -80,7 +80,7 @@ def test_the_procfile_web_process_answers_on_a_non_loopback_address(database_env
                                env={**os.environ, **database_env, "PORT": str(port),
                                     "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")})
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + START_WAIT
         while "0.0.0.0" not in listening_addresses(port):
             assert process.poll() is None, (tmp_path / "honcho.log").read_text()
             assert time.monotonic() < deadline, (tmp_path / "honcho.log").read_text()
@@ -90,8 +90,8 @@ def test_the_procfile_web_process_answers_on_a_non_loopback_address(database_env
             status, body = request(port, "GET", "/api/restify/tags", host=address)
             assert status == 200 and body["data"] == []
         process.send_signal(signal.SIGTERM)  # honcho stops its processes and exits
-        process.wait(timeout=30)
-        deadline = time.monotonic() + 30  # honcho signals the process group; the server closes its socket
+        process.wait(timeout=START_WAIT)
+        deadline = time.monotonic() + START_WAIT  # honcho signals the process group; the server closes its socket
         while listening_addresses(port):
             assert time.monotonic() < deadline, "the web process did not stop"
             time.sleep(0.1)
@@ -100,5 +100,5 @@ def test_the_procfile_web_process_answers_on_a_non_loopback_address(database_env
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
+            process.wait(timeout=START_WAIT)
         log.close()

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from tests.processes import ROOT, restify
+from tests.processes import ROOT, RUN_WAIT, restify
 
 APP_COMMANDS = [("serve",), ("seed",), ("token:create", "ann@example.com"), ("token:revoke", "ann@example.com"),
                 ("mcp",), ("openapi",), ("watch",)]
@@ -73,5 +73,5 @@ def test_openapi_into_a_pipe_closed_early_ends_quietly():
     process.stdout.close()  # as `| head -1` does; the document is larger than the pipe's buffer
     stderr = process.stderr.read().decode()
     process.stderr.close()
-    assert process.wait(timeout=60) == 1
+    assert process.wait(timeout=RUN_WAIT) == 1
     assert stderr == ""

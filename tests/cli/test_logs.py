@@ -6,7 +6,7 @@ import re
 import urllib.request
 from pathlib import Path
 
-from tests.processes import ROOT, Server, request, restify
+from tests.processes import REQUEST_WAIT, ROOT, Server, request, restify
 
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "X-Request-Id": "t-mcp"}
 PASSWORD = "a-secret-password"
@@ -14,7 +14,7 @@ PASSWORD = "a-secret-password"
 
 def fetch_id(port: int, path: str) -> str:
     """The `X-Request-Id` a plain request without one was given."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=REQUEST_WAIT) as response:
         return response.headers["X-Request-Id"]
 
 

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from tests.processes import Server, request, restify
+from tests.processes import RUN_WAIT, Server, request, restify
 
 FILES = [".gitignore", "Procfile", "README.md", "repositories/__init__.py", "repositories/models.py",
          "repositories/policies.py", "repositories/seeders.py", "repositories/users.py", "restify.toml",
@@ -71,7 +71,7 @@ def test_the_new_application_seeds_its_test_user(new_app, database_env):
 def test_the_new_applications_smoke_test_passes_on_its_own_embedded_database(new_app):
     env = {k: v for k, v in os.environ.items() if k != "MONGODB_URI"}
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=new_app,
-                            capture_output=True, text=True, timeout=180,
+                            capture_output=True, text=True, timeout=2 * RUN_WAIT,
                             env={**env, "RESTIFY_AUTH_ARGON2_TIME_COST": "1", "RESTIFY_AUTH_ARGON2_MEMORY_KIB": "1024"})
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout

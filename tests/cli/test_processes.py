@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import FAST, ROOT, Server
+from tests.processes import FAST, REQUEST_WAIT, ROOT, START_WAIT, Server
 
 pytestmark = pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads /proc (Linux)")
 
@@ -51,7 +51,7 @@ def alive(pid: int) -> bool:
 def wait_until_every_worker_is_ready(server: Server) -> None:
     """The first worker answers before the second listens; the supervisor's serving line comes
     only when every worker is ready."""
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + START_WAIT
     while "Restify serving" not in Path(server.log.name).read_text():
         assert time.monotonic() < deadline and server.process.poll() is None, Path(server.log.name).read_text()
         time.sleep(0.05)
@@ -71,7 +71,7 @@ def test_serve_processes_gives_each_worker_its_own_socket_and_spreads_clients(da
         assert not owned(server.process.pid) & listening  # the supervisor accepts nothing
 
         for _ in range(CLIENTS):  # keep-alive connections, all open at once
-            client = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            client = http.client.HTTPConnection("127.0.0.1", server.port, timeout=REQUEST_WAIT)
             client.request("GET", "/api/restify/tags")
             response = client.getresponse()
             response.read()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_processes import ESTABLISHED, children, owned, sockets
-from tests.processes import FAST, ROOT, Server
+from tests.processes import FAST, REQUEST_WAIT, ROOT, Server
 from tests.prometheus import samples
 
 pytestmark = pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads /proc (Linux)")
@@ -31,7 +31,7 @@ def test_a_scrape_from_either_worker_sums_both(database_env, tmp_path):
     try:
         workers = children(server.process.pid)
         for _ in range(CLIENTS):  # keep-alive connections, all open at once, spread by the kernel
-            client = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            client = http.client.HTTPConnection("127.0.0.1", server.port, timeout=REQUEST_WAIT)
             assert get(client, MISSING)[0] == 404
             clients.append(client)
         accepted = sockets(server.port, ESTABLISHED)

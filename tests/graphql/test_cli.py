@@ -14,6 +14,7 @@ from service.graphql.config import DEFAULTS, PUBLISHED, GraphQLConfig
 from service.graphql.executor import load_resolver_classes
 from service.graphql.generator import render
 from service.graphql.resolvers import RepositoryResolvers
+from tests.processes import RUN_WAIT
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = ROOT / "schema" / "schema.graphql"  # checked in; pinned to the generator by test_generator.py
@@ -41,7 +42,7 @@ def app_dir(tmp_path):
 
 def restify(app_dir: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "service.cli", "--app-dir", str(app_dir), *args],
-                          cwd=app_dir, capture_output=True, text=True, timeout=120, check=False)
+                          cwd=app_dir, capture_output=True, text=True, timeout=RUN_WAIT, check=False)
 
 
 def generate(app_dir: Path, *args: str) -> subprocess.CompletedProcess:

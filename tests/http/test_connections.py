@@ -12,8 +12,8 @@ OPENAPI = "/api/restify/openapi.json"
 FOLLOW_UP = f"GET {OPENAPI} HTTP/1.1\r\nHost: t\r\n\r\n".encode()
 # Small limits so a test waits a second, not a minute; each test raises the ones it does not look at.
 QUICK = 1.0
-LONG = 30.0
-BOUND = 10.0  # generous: how long a test waits for what it checks before calling it a failure
+LONG = 120.0
+BOUND = 30.0  # generous (a busy machine can be slow to act on a limit), and well short of LONG
 
 
 @pytest.fixture
@@ -161,18 +161,20 @@ async def test_a_body_that_does_not_arrive_is_cut_after_body_timeout(raw, limits
 
 
 HALF_OPEN = 200
+# Long enough for the plain requests to be answered before it ends, on a busy machine too: that order
+# (not a latency) shows they were served while the half-open connections were held.
+HALF_OPEN_HEADER_TIMEOUT = 10.0
 
 
-@pytest.mark.parametrize("limits", [{"idle_timeout": LONG, "header_timeout": 2.0, "body_timeout": LONG}])
+@pytest.mark.parametrize("limits", [{"idle_timeout": LONG, "header_timeout": HALF_OPEN_HEADER_TIMEOUT,
+                                     "body_timeout": LONG}])
 async def test_half_open_connections_are_released_and_plain_requests_are_served_meanwhile(raw, api, limits):
     held = [await raw() for _ in range(HALF_OPEN)]
     for client in held[::2]:
         await client.send(b"GET / HTTP/1.1\r\n")  # half a header; the other half send nothing
-    latencies = []
     for _ in range(5):
-        started = time.monotonic()
         assert (await api.get(OPENAPI)).status == 200
-        latencies.append(time.monotonic() - started)
+    released = [client for client in held if client.reader.at_eof()]
+    assert not released, f"{len(released)} connections were released before the requests were answered"
     closing = await asyncio.gather(*(client.closed_after() for client in held))
     assert max(closing) < BOUND  # the server closed every one of them (EOF): their descriptors are free
-    assert max(latencies) < 1.0, latencies

@@ -1,5 +1,9 @@
 """Password hashing has its own lane (DESIGN §9 "Slow work has its own lanes"): a burst of logins
-at the real argon2 cost neither delays file downloads nor queues without bound."""
+at the real argon2 cost neither delays file downloads nor queues without bound.
+
+Nothing here is timed: a download proves it was not queued behind the hashes by answering before
+the password checks ahead of it are done, which holds however slow the machine is. How fast a
+download answers meanwhile is a figure for `bench/`."""
 import asyncio
 import time
 
@@ -13,10 +17,12 @@ from tests.images import png
 REAL_COST = {"argon2_time_cost": 3, "argon2_memory_kib": 65536}  # the defaults, not the tests' cheap ones
 UNLIMITED = {"login_attempts_per_account": 0, "login_attempts_per_address": 0}
 FILE = "avatars/probe.png"
-BOUND = 0.5  # seconds; a download takes a few milliseconds when nothing is in its way
+# Seconds a login of a burst may wait for its answer: 60 hashes at the real cost, two at a time, take
+# about 8 s on two idle cores and a minute or two when other processes hold most of the CPU.
+BURST_WAIT = 600.0
 
 
-async def lane_holds(restify, at_least: int, deadline: float = 30.0) -> None:
+async def lane_holds(restify, at_least: int, deadline: float = BURST_WAIT) -> None:
     """Waits until `at_least` password checks are running or queued in the hashing lane."""
     give_up = time.monotonic() + deadline
     while restify.passwords.in_lane < at_least:
@@ -27,7 +33,8 @@ async def lane_holds(restify, at_least: int, deadline: float = 30.0) -> None:
 @pytest.fixture
 def wide(api):
     """A client that sends up to 100 requests at once (Tornado's default client sends 10)."""
-    client = AsyncHTTPClient(force_instance=True, max_clients=100)
+    client = AsyncHTTPClient(force_instance=True, max_clients=100,
+                             defaults={"request_timeout": BURST_WAIT, "connect_timeout": BURST_WAIT})
     yield Api(Wide(client, api.client.get_url("")))
     client.close()
 
@@ -51,19 +58,35 @@ class TestRealCost:
         config["auth"].update({**REAL_COST, **UNLIMITED})
         return config
 
-    async def test_file_downloads_answer_in_time_while_60_logins_hash(self, api, wide, restify):
+    async def test_file_downloads_answer_before_the_password_checks_queued_ahead_of_them(self, api, wide, restify):
         await restify.disk().put(FILE, png())
+        checked = checks_done(restify)
         burst = logins(wide, 60)
         await lane_holds(restify, 30)
-        timings = []
         for _ in range(5):
-            started = time.perf_counter()
+            ahead, done_before = restify.passwords.in_lane, len(checked)
+            assert ahead > 2, "the burst ended before the downloads: they proved nothing"
             response = await api.get(f"/storage/{FILE}")
-            timings.append(time.perf_counter() - started)
             assert (response.status, response.body) == (200, png())
-        assert restify.passwords.in_lane > 2, "the burst ended before the downloads: they proved nothing"
-        assert max(timings) < BOUND, [f"{t * 1000:.0f} ms" for t in timings]
+            # Queued behind the lane, the download would wait until all but the last check ahead of it
+            # were done; in a lane of its own it answers while most of them still wait.
+            done_meanwhile = len(checked) - done_before
+            assert done_meanwhile < ahead // 2, f"{done_meanwhile} of {ahead} checks were done first"
         assert [r.status for r in await asyncio.gather(*burst)] == [401] * 60
+
+
+def checks_done(restify) -> list[None]:
+    """A list that grows by one as each password check of `restify` ends."""
+    done: list[None] = []
+    verify = restify.passwords.verify
+
+    async def counted(*args):
+        try:
+            return await verify(*args)
+        finally:
+            done.append(None)
+    restify.passwords.verify = counted
+    return done
 
 
 class TestTinyQueue:

@@ -7,7 +7,8 @@ import pytest
 from httpx_sse import aconnect_sse
 
 PREFIX = "/api/restify"
-WAIT = 10.0
+# Seconds to wait for an event before failing: it bounds a hang, so it leaves room for a busy machine.
+WAIT = 60.0
 
 
 @pytest.fixture

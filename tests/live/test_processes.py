@@ -4,7 +4,7 @@ import json
 import httpx
 from httpx_sse import connect_sse
 
-from tests.processes import ROOT, Server, register, request
+from tests.processes import REQUEST_WAIT, ROOT, Server, register, request
 
 PREFIX = "/api/restify"
 
@@ -15,7 +15,7 @@ def test_a_write_and_a_logout_on_one_process_reach_a_subscriber_on_another(datab
     second = Server(ROOT, env, log_dir=tmp_path)
     try:
         token = register(second.port)
-        with httpx.Client(base_url=f"http://127.0.0.1:{first.port}", timeout=10) as client:
+        with httpx.Client(base_url=f"http://127.0.0.1:{first.port}", timeout=REQUEST_WAIT) as client:
             with connect_sse(client, "GET", f"{PREFIX}/posts/events",
                              headers={"Authorization": f"Bearer {token}"}) as source:
                 assert source.response.status_code == 200

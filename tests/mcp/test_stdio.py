@@ -7,15 +7,17 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.conftest import ROOT
+from tests.conftest import DATABASE_TIMEOUT_MS, ROOT
 from tests.mcp.conftest import FORBIDDEN, PREFIX, error, ok
 from tests.mcp.test_tools_list import DEMO_TOOLS
+from tests.processes import RUN_WAIT
 
 RESTIFY = Path(sys.executable).with_name("restify")
 
 
 def command(mongodb_uri: str, db_name: str, token: str | None) -> tuple[str, list[str], dict[str, str]]:
-    env = {"MONGODB_URI": mongodb_uri, "RESTIFY_DATABASE_NAME": db_name}
+    env = {"MONGODB_URI": mongodb_uri, "RESTIFY_DATABASE_NAME": db_name,
+           "RESTIFY_DATABASE_TIMEOUT_MS": str(DATABASE_TIMEOUT_MS)}
     if token is not None:
         env["RESTIFY_TOKEN"] = token
     if RESTIFY.exists():
@@ -54,7 +56,7 @@ async def test_stdio_refuses_to_start_without_a_valid_token(db, mongodb_uri, db_
     process = await asyncio.create_subprocess_exec(
         executable, *args, env={"PATH": "/usr/bin:/bin", **env}, cwd=str(ROOT),
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    stdout, stderr = await asyncio.wait_for(process.communicate(b""), timeout=30)
+    stdout, stderr = await asyncio.wait_for(process.communicate(b""), timeout=RUN_WAIT)
     assert process.returncode == 2
     assert stdout == b""
     assert stderr.decode().strip() == message

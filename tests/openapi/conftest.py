@@ -12,9 +12,8 @@ from dataclasses import dataclass
 import pytest
 import requests
 
-from tests.conftest import ROOT
-
-START_TIMEOUT = 60.0
+from tests.conftest import DATABASE_TIMEOUT_MS, ROOT
+from tests.processes import REQUEST_WAIT, START_WAIT
 
 
 def free_port() -> int:
@@ -34,7 +33,8 @@ class Service:
         email = f"{name.lower()}.{uuid.uuid4().hex[:8]}@example.com"
         password = "secret-pass"
         response = self.session.post(f"{self.url}/api/register", json={
-            "name": name, "email": email, "password": password, "password_confirmation": password}, timeout=30)
+            "name": name, "email": email, "password": password, "password_confirmation": password},
+            timeout=REQUEST_WAIT)
         assert response.status_code == 201, response.text
         body = response.json()
         return {"id": body["id"], "token": body["meta"]["token"], "email": email, "password": password}
@@ -48,6 +48,7 @@ def service(mongodb_uri, tmp_path_factory):
     env.update({
         "MONGODB_URI": mongodb_uri,
         "RESTIFY_DATABASE_NAME": f"t_fuzz_{uuid.uuid4().hex[:10]}",
+        "RESTIFY_DATABASE_TIMEOUT_MS": str(DATABASE_TIMEOUT_MS),
         "RESTIFY_AUTH_ARGON2_TIME_COST": "1",
         "RESTIFY_AUTH_ARGON2_MEMORY_KIB": "1024",
         # The fuzzer registers, and guesses `current_password`, far more than a person (the throttles have
@@ -80,24 +81,24 @@ def service(mongodb_uri, tmp_path_factory):
 
 
 def _wait_until_serving(process: subprocess.Popen, url: str, session: requests.Session, log) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
+    deadline = time.monotonic() + START_WAIT
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"restify serve exited with {process.returncode}:\n{log.read_text()}")
-        try:
-            if session.get(f"{url}/api/restify/openapi.json", timeout=2).status_code == 200:
+        try:  # the first answer builds the document: on a busy machine that alone can take seconds
+            if session.get(f"{url}/api/restify/openapi.json", timeout=REQUEST_WAIT).status_code == 200:
                 return
-        except requests.ConnectionError:
+        except requests.ConnectionError:  # not listening yet
             pass
         time.sleep(0.1)
-    raise RuntimeError(f"restify serve did not answer within {START_TIMEOUT} s:\n{log.read_text()}")
+    raise RuntimeError(f"restify serve did not answer within {START_WAIT} s:\n{log.read_text()}")
 
 
 def _stop(process: subprocess.Popen) -> None:
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
         try:
-            process.wait(timeout=15)
+            process.wait(timeout=START_WAIT)
         except subprocess.TimeoutExpired:
             process.kill()
-            process.wait(timeout=15)
+            process.wait(timeout=START_WAIT)

@@ -15,6 +15,7 @@ from service.core import errors, models as model_registry
 from service.core.registry import build_registry, load_app
 from service.openapi import build_document
 from tests.conftest import ROOT
+from tests.processes import RUN_WAIT
 
 PREFIX = "/api/restify"
 INT64 = 2**63 - 1
@@ -383,7 +384,7 @@ def test_cli_prints_the_same_document_without_a_database():
     env = {k: v for k, v in os.environ.items() if not k.startswith("RESTIFY_")}
     env["MONGODB_URI"] = "mongodb://127.0.0.1:9/unreachable"  # any attempt to connect would fail or hang
     result = subprocess.run([sys.executable, "-m", "service.cli", "--app-dir", str(ROOT), "openapi"],
-                            capture_output=True, text=True, timeout=60, env=env, cwd="/", check=False)
+                            capture_output=True, text=True, timeout=RUN_WAIT, env=env, cwd="/", check=False)
     assert result.returncode == 0, result.stderr
     printed = json.loads(result.stdout)
     settings = load_settings(ROOT, environ=env)

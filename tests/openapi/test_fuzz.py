@@ -35,11 +35,12 @@ from service.core.registry import load_app
 from service.openapi import build_document
 from tests.conftest import ROOT
 from tests.images import multipart, png
+from tests.processes import REQUEST_WAIT
 
 PREFIX = "/api/restify"
 MAX_EXAMPLES = int(os.environ.get("FUZZ_MAX_EXAMPLES") or 25)
 RANDOM = bool(os.environ.get("FUZZ_RANDOM"))
-TIMEOUT = 30  # seconds per request
+TIMEOUT = REQUEST_WAIT  # seconds per request
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_headers_conformance,
           response_schema_conformance]
 BOUNDED = settings(

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.images import png
+from tests.processes import REQUEST_WAIT
 
 PREFIX = "/api/restify"
 REDOCLY = "@redocly/cli@2.77.0"  # supports Node 20 (engines: >=20.19.0 <21 || >=22.12.0)
@@ -25,7 +26,7 @@ TIMEOUT = 300  # seconds for one tool run; a cold npx download included
 
 @pytest.fixture(scope="module")
 def served_document(service, tmp_path_factory) -> Path:
-    response = service.session.get(f"{service.url}{PREFIX}/openapi.json", timeout=30)
+    response = service.session.get(f"{service.url}{PREFIX}/openapi.json", timeout=REQUEST_WAIT)
     assert response.status_code == 200
     path = tmp_path_factory.mktemp("openapi") / "openapi.json"
     path.write_text(response.text)
@@ -123,7 +124,7 @@ def test_generated_client_runs_a_crud_round_trip(client_package, service):
     assert covered.status_code == HTTPStatus.OK, covered.content
     cover = covered.parsed.data.attributes.cover
     assert covered.parsed.data.attributes.title == "Covered" and cover.startswith("/storage/covers/")
-    assert service.session.get(f"{service.url}{cover}", timeout=30).content == png()
+    assert service.session.get(f"{service.url}{cover}", timeout=REQUEST_WAIT).content == png()
 
     listed = posts["index"].sync_detailed(client=user, user_id=registered.parsed.id)
     assert listed.status_code == HTTPStatus.OK
@@ -142,7 +143,8 @@ def test_generated_client_filters_with_operators_and_sparse_fieldsets(client_pac
     index = client_package("api.posts.posts_index")
     ann, bob = service.register("Ann"), service.register("Bob")
     for owner, title in ((ann, "Ann's"), (bob, "Bob's")):
-        response = service.session.post(f"{service.url}{PREFIX}/posts", json={"title": title}, timeout=30,
+        response = service.session.post(f"{service.url}{PREFIX}/posts", json={"title": title},
+                                        timeout=REQUEST_WAIT,
                                         headers={"Authorization": f"Bearer {owner['token']}"})
         assert response.status_code == 201, response.text
     user = client_module.AuthenticatedClient(base_url=service.url, token=ann["token"], raise_on_unexpected_status=True)

@@ -10,9 +10,11 @@ import pytest
 from motor.motor_asyncio import AsyncIOMotorClient
 
 from storage import VERSION, EmbeddedServer, HistoryLost, connect
+from tests.conftest import DATABASE_TIMEOUT_MS
 
 EMBEDDED = not os.environ.get("MONGODB_URI")
-WAIT = 10.0
+# Seconds to wait for an event before failing: it bounds a hang, so it leaves room for a busy machine.
+WAIT = 60.0
 
 
 class Collector:
@@ -192,7 +194,7 @@ async def test_the_watcher_resumes_by_token_after_the_database_went_away(tmp_pat
     server = EmbeddedServer(tmp_path / "db").start()
     database = connect(server.uri, "resume", timeout_ms=300)
     # Writes go through clients of their own: a pooled connection to the stopped server would fail once.
-    writer = connect(server.uri, "resume")
+    writer = connect(server.uri, "resume", timeout_ms=DATABASE_TIMEOUT_MS)
     watcher, seen = database.watcher("posts", idle_seconds=0.05), Collector()
     try:
         await watcher.listen(seen)
@@ -202,7 +204,7 @@ async def test_the_watcher_resumes_by_token_after_the_database_went_away(tmp_pat
         await asyncio.sleep(0.5)  # the watcher fails at least once meanwhile
         server = EmbeddedServer(tmp_path / "db", port=server.port).start()
         writer.close()
-        writer = connect(server.uri, "resume")
+        writer = connect(server.uri, "resume", timeout_ms=DATABASE_TIMEOUT_MS)
         second = await writer.collection("posts").insert({"title": "after"})
         changes = await seen.wait_for(2)
         await asyncio.sleep(0.3)  # anything repeated would have arrived by now

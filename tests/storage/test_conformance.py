@@ -5,7 +5,6 @@ The same tests run on the embedded nx-27017 server (default) and on a real Mongo
 """
 import asyncio
 import os
-import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -135,13 +134,13 @@ async def test_search_is_a_case_insensitive_literal_over_the_search_fields(db, t
     assert await names(people, where) == expected
 
 
-async def test_search_with_a_catastrophic_pattern_returns_quickly(db):
+async def test_search_with_a_catastrophic_pattern_returns(db):
     people = db.collection("people")
+    # As a regular expression the pattern would backtrack without end over the first name: an answer at
+    # all (within the database's timeout) shows it was matched as text.
     await seed(people, [{"name": "a" * 20_000 + "!"}, {"name": "literal (a+)+$ here"}])
-    started = time.monotonic()
     found = await names(people, Filter(search_fields=("name",), search_text="(a+)+$"))
     assert found == ["literal (a+)+$ here"]
-    assert time.monotonic() - started < 2
 
 
 # -- within -----------------------------------------------------------------------

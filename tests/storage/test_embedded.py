@@ -24,12 +24,12 @@ def start():
 
 
 def add_note(server: EmbeddedServer, text: str) -> None:
-    with pymongo.MongoClient(server.uri, serverSelectionTimeoutMS=3000) as client:
+    with pymongo.MongoClient(server.uri, serverSelectionTimeoutMS=30_000) as client:
         client.app.notes.insert_one({"text": text})
 
 
 def note_texts(server: EmbeddedServer) -> list[str]:
-    with pymongo.MongoClient(server.uri, serverSelectionTimeoutMS=3000) as client:
+    with pymongo.MongoClient(server.uri, serverSelectionTimeoutMS=30_000) as client:
         return [note["text"] for note in client.app.notes.find()]
 
 

@@ -12,6 +12,7 @@ import pytest
 from pymongo import monitoring
 
 from storage import Filter, connect
+from tests.conftest import DATABASE_TIMEOUT_MS
 from tests.servers import EMBEDDED_SHAPES, PROFILE
 
 ROWS = [{"name": f"r{n}", "group": "ab"[n % 2], "at": f"2024-01-{n + 1:02d}T12:00:00.000Z"} for n in range(9)]
@@ -39,7 +40,7 @@ def finds():
 
 @pytest.fixture
 def rows(io_loop, mongodb_uri, db_name, finds):
-    database = connect(mongodb_uri, db_name, listeners=[finds], profile=PROFILE)
+    database = connect(mongodb_uri, db_name, listeners=[finds], profile=PROFILE, timeout_ms=DATABASE_TIMEOUT_MS)
     yield database.collection("rows")
     database.close()
 

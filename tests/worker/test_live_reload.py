@@ -6,7 +6,7 @@ import time
 import pytest
 
 from tests.processes import Server, request
-from tests.worker.test_watch import add_field
+from tests.worker.test_watch import WAIT, add_field
 
 @pytest.fixture
 def server(app_copy, database_env):
@@ -15,7 +15,7 @@ def server(app_copy, database_env):
     running.stop()
 
 
-def wait_until(check, timeout: float = 20.0):
+def wait_until(check, timeout: float = WAIT):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         result = check()
@@ -51,18 +51,17 @@ def test_a_saved_module_is_served_by_rest_and_graphql_without_restart(server, ap
 
     reader = threading.Thread(target=keep_reading)
     reader.start()
-    started = time.monotonic()
+    wait_until(lambda: statuses)  # reading before the change
     add_field(app_copy, 'field("color").nullable()')
     wait_until(lambda: "color" in tag_attributes(server.port))
-    elapsed = time.monotonic() - started
-    time.sleep(0.3)
+    reloaded = len(statuses)
+    wait_until(lambda: len(statuses) > reloaded + 5)  # and after the reload landed
     stop.set()
     reader.join()
-    assert len(statuses) > 10 and set(statuses) == {200}
+    assert set(statuses) == {200}
     assert graphql(server.port, "{ tagList { name color } }") == {"data": {"tagList": [{"name": "one", "color": None}]}}
     status, created = request(server.port, "POST", "/api/restify/tags", {"name": "two", "color": "red"}, token=token)
     assert (status, created["data"]["attributes"]["color"]) == (201, "red")
-    assert elapsed < 10, elapsed
     status, listed = request(server.port, "POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                              token=token, headers={"Accept": "application/json, text/event-stream"})
     store = next(t for t in listed["result"]["tools"] if t["name"] == "tags-store-tool")
@@ -73,9 +72,8 @@ def test_a_broken_module_keeps_serving_the_last_good_state(server, app_copy):
     module = app_copy / "repositories" / "tags.py"
     good = module.read_text()
     module.write_text(good + "\ndef broken(:\n")
-    time.sleep(2)
+    wait_until(lambda: "SyntaxError" in open(server.log.name).read())  # the reload was tried, and failed
     assert request(server.port, "GET", "/api/restify/tags")[0] == 200
     assert graphql(server.port, "{ tagList { name } }") == {"data": {"tagList": []}}
-    assert "SyntaxError" in open(server.log.name).read()
     module.write_text(good.replace('.searchable().sortable()]', '.searchable().sortable(), field("size").numeric()]'))
     wait_until(lambda: graphql(server.port, "{ tagList { name size } }") == {"data": {"tagList": []}})
