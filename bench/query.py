@@ -81,7 +81,7 @@ def _cursor_at(port: int, page: int, **params: str) -> str:
 
 
 def _has_filter_argument(port: int) -> bool:
-    """Whether the generated schema's postList takes `filter` (DESIGN §12; added by the GraphQL work)."""
+    """Whether the generated schema's postList takes `filter` (added by the GraphQL work)."""
     status, body = fetch(HOST, port, "POST", "/graphql", _graphql(FILTER_PROBE), JSON)
     fields = (((body or {}).get("data") or {}).get("__type") or {}).get("fields") or []
     return any(f["name"] == "postList" and any(a["name"] == "filter" for a in f["args"]) for f in fields)

@@ -174,7 +174,7 @@ def _json(raw: bytes) -> Any:
         return None
 
 
-LONG_FIELDS = {"views"}  # GraphQL `Long` fields, which it writes as strings of digits (DESIGN §9)
+LONG_FIELDS = {"views"}  # GraphQL `Long` fields, which it writes as strings of digits
 
 
 def _record(answer: Answer, graphql_field: str = "") -> dict[str, Any]:
@@ -812,7 +812,7 @@ def allowed(writes: list[Write], name: str) -> list[Any]:
 
 def _same(stored: Any, wanted: Any) -> bool:
     if isinstance(wanted, bool):
-        # The embedded server keeps a `$set` bool as 1/0 (DESIGN §8); the API reads it back as a bool.
+        # The embedded server keeps a `$set` bool as 1/0; the API reads it back as a bool.
         return stored in (wanted, int(wanted)) and type(stored) in (bool, int)
     return stored == wanted and type(stored) is type(wanted)
 

@@ -1,4 +1,4 @@
-"""Attach, detach and sync: changing the ids a record's BelongsToMany relation holds (DESIGN §13).
+"""Attach, detach and sync: changing the ids a record's BelongsToMany relation holds.
 
     POST <prefix>/<r>/<id>/attach/<relation>   {"<relation>": [ids]}   adds them (each once)
     POST <prefix>/<r>/<id>/detach/<relation>   {"<relation>": [ids]}   takes them out

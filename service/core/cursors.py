@@ -1,4 +1,4 @@
-"""Opaque cursors for keyset pages (DESIGN §12 "Cursor pages").
+"""Opaque cursors for keyset pages.
 
 A cursor names a position (the sort values of one record, id last) and a direction. It is sealed
 with AES-256-GCM: encrypted, so nobody can read a sort value out of it (a page sorted by a field

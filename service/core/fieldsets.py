@@ -1,4 +1,4 @@
-"""Sparse fieldsets (JSON:API, DESIGN §12): `fields[<type>]=a,b` and `fields=a,b`.
+"""Sparse fieldsets (JSON:API): `fields[<type>]=a,b` and `fields=a,b`.
 
 `fields[<type>]` applies to every resource object of that type in the answer — the listed or shown
 records and the related ones in `relationships`, at any depth; `fields` is the same for the type the

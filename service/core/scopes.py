@@ -2,7 +2,7 @@
 
 A scope is True (everything), False (nothing), a dict, or `any_of(dict, dict, ...)`. A dict's values
 are exact (`{"user_id": user.id}`; None: missing or null) or operator expressions in the vocabulary of
-the index filters (DESIGN §12): `{"views": {"gte": 10}}`, `{"status": {"in": ["a", "b"]}}`,
+the index filters: `{"views": {"gte": 10}}`, `{"status": {"in": ["a", "b"]}}`,
 `{"views": {"between": [1, 9]}}`, `{"note": {"null": True}}`. An unknown operator or a malformed value
 is a DeclarationError naming the policy: the application's rule is wrong, not the request.
 

@@ -1,4 +1,4 @@
-"""Searching and sorting through a BelongsTo relation (DESIGN §12 "Through relations").
+"""Searching and sorting through a BelongsTo relation.
 
 Both read the parents first, through the parent repository's own read rules for this user (its
 policy's `allow_restify`, `scope()` and `show`): a user never finds or orders records by a parent

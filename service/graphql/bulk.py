@@ -1,4 +1,4 @@
-"""Bulk mutations (DESIGN §13 "Bulk"): per repository of model `<Type>`,
+"""Bulk mutations: per repository of model `<Type>`,
 
     create<Type>Bulk(input: [<Type>Input!]!): [<Type>!]!
     update<Type>Bulk(input: [<Type>BulkUpdate!]!): [<Type>!]!   (id, version, then the fields sent)

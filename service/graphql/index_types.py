@@ -1,4 +1,4 @@
-"""The GraphQL types of the index query (DESIGN §12): typed filter inputs, `Count`, `<Type>Page` and
+"""The GraphQL types of the index query: typed filter inputs, `Count`, `<Type>Page` and
 `PageMeta`, and the arguments `<type>List` and `<type>Page` take.
 
 `<Type>Filter` has one member per matchable field, typed by an operator input named after the field's

@@ -1,4 +1,4 @@
-"""REST handlers of the bulk writes (DESIGN §13 "Bulk"): a JSON array in, every record or none written."""
+"""REST handlers of the bulk writes: a JSON array in, every record or none written."""
 from typing import Any
 
 from service.core import bulk

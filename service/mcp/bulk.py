@@ -1,4 +1,4 @@
-"""The bulk tools (DESIGN §13 "Bulk"): `<r>-bulk-store-tool`, `<r>-bulk-update-tool` and
+"""The bulk tools: `<r>-bulk-store-tool`, `<r>-bulk-update-tool` and
 `<r>-bulk-delete-tool`, each taking `{"items": [...]}` (tool arguments are objects). They run the bulk
 operations: all or nothing, errors keyed `"<index>.<field>"`. Bulk delete is destructive: it goes
 through the preview and confirmation of `guard`, bound to the versions of every record it names.

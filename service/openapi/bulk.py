@@ -1,4 +1,4 @@
-"""Component schemas of the bulk writes of one repository (DESIGN §13 "Bulk"): the arrays each
+"""Component schemas of the bulk writes of one repository: the arrays each
 route takes and the list of resources store and update answer. Named `<resource>.Bulk...`."""
 from typing import Any
 

@@ -1,4 +1,4 @@
-"""One description of a field (DESIGN §11): the validator, the JSON Schemas of OpenAPI and MCP, the
+"""One description of a field: the validator, the JSON Schemas of OpenAPI and MCP, the
 GraphQL scalar, query coercion and the filter operators all read `describe(field)`.
 
 Each declaration below is one on which the doors used to disagree; the table pins what the

@@ -1,4 +1,4 @@
-"""Typed filter objects (DESIGN §12, GraphQL's `<Type>Filter` and MCP's `filter`): each operator reads into
+"""Typed filter objects (GraphQL's `<Type>Filter` and MCP's `filter`): each operator reads into
 exactly what REST's `<field>[op]=v` reads into, and each refusal names `filter.<field>.<op>`; the
 in-process matcher live feeds use answers each condition as the database does."""
 import pytest

@@ -1,4 +1,4 @@
-"""Actions and getters through GraphQL (DESIGN §13 "Every door"): `run<Type>Action` and `<type>Getter`
+"""Actions and getters through GraphQL: `run<Type>Action` and `<type>Getter`
 call the same operations as REST: the same policies, payload rules, answers and versions."""
 import pytest
 

@@ -1,4 +1,4 @@
-"""`attachPostTags`, `detachPostTags`, `syncPostTags` (DESIGN §13 "Every door"): the REST operation
+"""`attachPostTags`, `detachPostTags`, `syncPostTags`: the REST operation
 behind a mutation, with its policies, its 422s under the relation and PRECONDITION_FAILED for a stale
 version; the selection reads the relation from the answer."""
 import asyncio

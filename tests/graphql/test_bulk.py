@@ -1,4 +1,4 @@
-"""Bulk mutations (DESIGN §13 "Bulk"): create<Type>Bulk, update<Type>Bulk, delete<Type>Bulk run the same
+"""Bulk mutations: create<Type>Bulk, update<Type>Bulk, delete<Type>Bulk run the same
 bulk operations as REST: all or nothing, errors keyed "<index>.<field>" in extensions."""
 from storage import Filter
 from tests.graphql.test_endpoint import failure, run

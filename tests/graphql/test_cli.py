@@ -1,4 +1,4 @@
-"""`restify graphql:generate` and `restify publish graphql-config` (DESIGN §5, issue 5 items 1-2, 4-5),
+"""`restify graphql:generate` and `restify publish graphql-config`,
 run as the command itself on a copy of the demo app in a temporary directory.
 """
 import os

@@ -1,4 +1,4 @@
-"""`/graphql` over real HTTP (DESIGN §5, issue 5 items 7-10): queries, mutations with and without
+"""`/graphql` over real HTTP: queries, mutations with and without
 permission, field visibility, pagination, GET, variables and operationName, customized resolvers,
 batched relation loading (reads counted), bad queries, depth and cost limits, the document cache,
 and the route helper.

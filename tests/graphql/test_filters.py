@@ -1,4 +1,4 @@
-"""`<type>List(first, page, search, sort, filter: <Type>Filter)` over real HTTP (DESIGN §12 "GraphQL"):
+"""`<type>List(first, page, search, sort, filter: <Type>Filter)` over real HTTP:
 every operator of the typed inputs finds what REST's brackets find, search and sort, errors, the
 typed inputs in the SDL, and the policy's scope on every list.
 

@@ -1,4 +1,4 @@
-"""The GraphQL schema generator (DESIGN §5, issue 5 items 1-3, 5-6): the SDL it writes for the
+"""The GraphQL schema generator: the SDL it writes for the
 demo app, type by type, its typed defaults and the graphql.toml that changes them, repository
 include/exclude, schema options, and byte-identical, round-trippable output.
 """

@@ -1,4 +1,4 @@
-"""GraphQL work is bounded by the document's size before any of it runs (DESIGN §9): the body size,
+"""GraphQL work is bounded by the document's size before any of it runs: the body size,
 the tokens parsed, the selections (through fragments and aliases), depth and cost measured once per
 fragment; validation only for documents within them, off the event loop. Attacks are refused quickly
 with a 4xx or a GraphQL error, and plain requests served meanwhile are not held up.

@@ -1,4 +1,4 @@
-"""Every value REST stores comes back through GraphQL (DESIGN §9): an integer field without a 32-bit
+"""Every value REST stores comes back through GraphQL: an integer field without a 32-bit
 bound (`views`: `integer`, `min:0`) is a `Long`, written in JSON as a string and taking a string or an
 integer as input; what GraphQL writes REST reads back, and the other way round.
 """

@@ -1,5 +1,5 @@
-"""`<type>Page(first, page, after, before, search, sort, filter, count): <Type>Page!` over real HTTP
-(DESIGN §12 "GraphQL"): `{ data, meta }` with the REST index's meta, counting, cursor walks through
+"""`<type>Page(first, page, after, before, search, sort, filter, count): <Type>Page!` over real HTTP:
+`{ data, meta }` with the REST index's meta, counting, cursor walks through
 `after` and `before` that stay exact under inserts, cursor errors, and the cost of a page."""
 import pytest
 

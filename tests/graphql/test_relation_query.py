@@ -1,4 +1,4 @@
-"""Search and sort through a BelongsTo relation on GraphQL (DESIGN §12): `postList`/`postPage` take the
+"""Search and sort through a BelongsTo relation on GraphQL: `postList`/`postPage` take the
 same `search` and `sort` as REST, read by the same operation, within the users' own read rules."""
 from tests.graphql.test_endpoint import run
 from tests.http.test_relation_query import people, posts  # noqa: F401  (fixtures)

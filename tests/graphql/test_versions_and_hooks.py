@@ -1,4 +1,4 @@
-"""Versions and repository hooks through GraphQL (DESIGN §13): `version` on update<Type> and
+"""Versions and repository hooks through GraphQL: `version` on update<Type> and
 delete<Type>, PRECONDITION_FAILED when it is stale, and every hook run by the mutations."""
 import pytest
 

@@ -1,4 +1,4 @@
-"""GraphQL obeys the read rules (DESIGN §9): lists, relation fields and single records carry each
+"""GraphQL obeys the read rules: lists, relation fields and single records carry each
 policy's scope; what a user may not see is NOT_FOUND, like an id that never existed."""
 from typing import Any
 

@@ -1,4 +1,4 @@
-"""Actions over REST (DESIGN §13 "Actions"): listing, running on ids, on "all" (scope and filters,
+"""Actions over REST: listing, running on ids, on "all" (scope and filters,
 in chunks of 200), on one record (If-Match), standalone; policies refuse before anything is written."""
 import pytest
 

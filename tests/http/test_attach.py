@@ -1,4 +1,4 @@
-"""Attach, detach and sync over REST (DESIGN §13): `POST <prefix>/posts/<id>/<operation>/tags` with
+"""Attach, detach and sync over REST: `POST <prefix>/posts/<id>/<operation>/tags` with
 `{"tags": [ids]}` changes the post's `tag_ids` in one atomic write, answers the post with its tags."""
 import asyncio
 

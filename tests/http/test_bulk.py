@@ -1,4 +1,4 @@
-"""Bulk store, update and delete over REST (DESIGN §13 "Bulk"): every item validated and authorized
+"""Bulk store, update and delete over REST: every item validated and authorized
 before anything is written, errors keyed "<index>.<field>", and all or nothing."""
 import pytest
 

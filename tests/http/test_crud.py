@@ -1,4 +1,4 @@
-"""Create, read, update and delete over REST (DESIGN §4), checked against what the database holds."""
+"""Create, read, update and delete over REST, checked against what the database holds."""
 import asyncio
 import re
 import uuid

@@ -1,4 +1,4 @@
-"""Cursor pages over HTTP (DESIGN §12 "Cursor pages"): keyset walks over any allowed sort,
+"""Cursor pages over HTTP: keyset walks over any allowed sort,
 sealed cursors bound to their query, and walks that stay exact while records come and go."""
 import base64
 import hashlib

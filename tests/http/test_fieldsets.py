@@ -1,4 +1,4 @@
-"""Sparse fieldsets (DESIGN §12, JSON:API): `fields[<type>]=a,b` and `fields=a,b` on index, show and
+"""Sparse fieldsets (JSON:API): `fields[<type>]=a,b` and `fields=a,b` on index, show and
 the profile, for the listed records and every related record of that type."""
 import pytest
 

@@ -1,4 +1,4 @@
-"""Filters with operators and count=none over HTTP (DESIGN §12 "Filters", "Counting").
+"""Filters with operators and count=none over HTTP.
 
 Posts are seeded straight into the database; the demo app is edited so that `title`, `views`
 and a date field `due` are matchable. Every assertion is on exact results or exact error bodies.

@@ -1,4 +1,4 @@
-"""Getters over REST (DESIGN §13 "Getters"): listing and running them on the collection and on one
+"""Getters over REST: listing and running them on the collection and on one
 record; read policies apply (a record the user may not see is a 404), unknown keys are 404."""
 import pytest
 

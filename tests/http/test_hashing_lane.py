@@ -1,4 +1,4 @@
-"""Password hashing has its own lane (DESIGN §9 "Slow work has its own lanes"): a burst of logins
+"""Password hashing has its own lane: a burst of logins
 at the real argon2 cost neither delays file downloads nor queues without bound.
 
 Nothing here is timed: a download proves it was not queued behind the hashes by answering before

@@ -1,4 +1,4 @@
-"""Repository hooks on the write path, through REST (DESIGN §13 "Hooks", §11's write order)."""
+"""Repository hooks on the write path, through REST, in the write path's order."""
 import pytest
 
 from storage import Filter

@@ -1,4 +1,4 @@
-"""Index queries over HTTP (DESIGN §4, issue 3 items 1-4): search, match, sort and pagination.
+"""Index queries over HTTP: search, match, sort and pagination.
 
 Records are seeded straight into the test's database, shaped like the demo app stores them;
 every assertion is on exact results.

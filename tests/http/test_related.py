@@ -1,4 +1,4 @@
-"""`related` / `include` over HTTP (DESIGN §4, issue 3 items 5-6): BelongsTo, HasMany and
+"""`related` / `include` over HTTP: BelongsTo, HasMany and
 BelongsToMany, dotted paths, the relatablePerPage cap, eager relations, and the number of
 database reads, counted with the pymongo command listener attached to the test's database.
 """

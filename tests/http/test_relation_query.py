@@ -1,4 +1,4 @@
-"""Search and sort through a BelongsTo relation (DESIGN §12 "Through relations"): the demo's
+"""Search and sort through a BelongsTo relation: the demo's
 `posts.user` is searchable and sortable by the author's name, within the users' own read rules."""
 import sys
 

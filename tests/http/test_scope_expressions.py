@@ -1,4 +1,4 @@
-"""A policy's `scope()` in the query language (DESIGN §12 "Read rules as queries"): operator
+"""A policy's `scope()` in the query language: operator
 expressions inside the query, so pages, totals, show and relation loads see only what the rule admits."""
 import logging
 

@@ -1,4 +1,4 @@
-"""Optimistic concurrency over REST (DESIGN §13): every write changes a record's version, show
+"""Optimistic concurrency over REST: every write changes a record's version, show
 answers it as a strong ETag, and PUT, PATCH, POST (update and upload) and DELETE honour If-Match
 inside the atomic write."""
 import asyncio

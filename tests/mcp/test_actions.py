@@ -1,4 +1,4 @@
-"""Actions and getters as MCP tools (DESIGN §13 "Every door", "Agent guardrails"): one tool per action
+"""Actions and getters as MCP tools: one tool per action
 and per getter, with the action's payload fields in the input schema; the same policies and answers as
 REST; a destructive action previews and runs only with its confirmation; read_only turns actions off."""
 import pytest

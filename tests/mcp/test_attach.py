@@ -1,4 +1,4 @@
-"""The attach, detach and sync tools (DESIGN §13 "Every door", "Agent guardrails"): the same operation
+"""The attach, detach and sync tools: the same operation
 as the REST routes; detach and sync preview and wait for a confirmation; a read-only server has none."""
 import pytest
 

@@ -1,4 +1,4 @@
-"""The bulk tools (DESIGN §13 "Bulk", "Agent guardrails"): `{"items": [...]}`, all or nothing, errors keyed
+"""The bulk tools: `{"items": [...]}`, all or nothing, errors keyed
 "<index>.<field>"; bulk delete previews every record with its version and runs only when confirmed."""
 import pytest
 

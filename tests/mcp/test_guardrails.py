@@ -1,4 +1,4 @@
-"""Guardrails for agents (DESIGN §13): tool annotations, preview-then-confirm before a delete,
+"""Guardrails for agents: tool annotations, preview-then-confirm before a delete,
 a read-only server, and a cap on result sizes."""
 import json
 

@@ -1,4 +1,4 @@
-"""The MCP index tool's query language (DESIGN §12 "MCP"), through the SDK's client: `filter` with every
+"""The MCP index tool's query language, through the SDK's client: `filter` with every
 operator (the shape of GraphQL's `<Type>Filter`), `cursor` walks, `count`, errors naming
 `filter.<field>.<op>`, links that carry the filter, the policy's scope, and the tool's schema."""
 from urllib.parse import parse_qs, urlsplit

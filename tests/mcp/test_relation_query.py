@@ -1,4 +1,4 @@
-"""Search and sort through a BelongsTo relation, and sparse fields, on the MCP index tool (DESIGN §12):
+"""Search and sort through a BelongsTo relation, and sparse fields, on the MCP index tool:
 the same arguments as REST, read by the same operation."""
 from tests.http.test_relation_query import people, posts  # noqa: F401  (fixtures)
 from tests.mcp.conftest import error

@@ -1,4 +1,4 @@
-"""Versions and repository hooks through MCP tools (DESIGN §13): the update and delete tools take
+"""Versions and repository hooks through MCP tools: the update and delete tools take
 an optional `version`; a stale one is an error result; every hook runs for the tools' writes."""
 import pytest
 

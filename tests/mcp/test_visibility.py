@@ -1,4 +1,4 @@
-"""MCP tools obey the read rules (DESIGN §9): index totals, `include` and single records carry each
+"""MCP tools obey the read rules: index totals, `include` and single records carry each
 policy's scope; a record the caller may not see is the REST API's 404 body."""
 import pytest
 

@@ -1,6 +1,6 @@
 """Change streams through storage: what the feeds rely on, proved on the server in use.
 
-Each known difference of the embedded server (DESIGN §14) that storage/changes.py works around
+Each known difference of the embedded server that storage/changes.py works around
 has a test here; run with MONGODB_URI (a replica set) to see the same behaviour on MongoDB.
 """
 import asyncio

@@ -261,7 +261,7 @@ def test_any_of_refuses_unknown_operations_and_list_values():
         Filter(any_of=({"name": {"in": "Ann"}},)).to_mongo()
 
 
-# Operator expressions in a read rule (a policy's `scope()`, DESIGN §12 "Read rules as queries").
+# Operator expressions in a read rule (a policy's `scope()`).
 @pytest.mark.parametrize("alternatives, expected", [
     (({"age": {"gte": 35}}, {"name": "Ann"}), ["Ann", "Bob"]),
     (({"age": {"gt": 29, "lt": 41}},), ["Ann", "Cid"]),
@@ -279,7 +279,7 @@ async def test_any_of_with_operator_expressions_matches_and_counts_alike(db, alt
         [name for name in expected if name != "Bob"]
 
 
-# -- search through related ids (DESIGN §12 "Through relations") --------------------------------
+# -- search through related ids --------------------------------
 
 async def test_search_within_adds_related_ids_beside_the_search_fields(db):
     people = db.collection("people")
@@ -626,7 +626,7 @@ async def test_a_value_bson_cannot_carry_is_unstorable_and_nothing_is_written(db
 
 
 
-# -- conditions (DESIGN §12 filters) ------------------------------------------------
+# -- conditions (filters) ------------------------------------------------
 
 @pytest.mark.parametrize("conditions, expected", [
     ((("age", "gt", 30),), ["Bob"]),
@@ -688,7 +688,7 @@ async def test_an_unknown_operation_never_reaches_the_server(db):
         Filter(conditions=(("age", "gt", {"$gt": 1}),)).to_mongo()
 
 
-# -- keyset pages (DESIGN §12 cursor pages) --------------------------------------------
+# -- keyset pages (cursor pages) --------------------------------------------
 
 KEYSET_ROWS = (
     {"name": "a", "rank": 2, "tag": "x"},
