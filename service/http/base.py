@@ -403,7 +403,10 @@ class JsonHandler(RequestHandler):
                 self.set_header("WWW-Authenticate", "Bearer")
         self.clear_header("Location")
         self.set_header("Content-Type", "application/json; charset=UTF-8")
-        if self._too_large:
+        if self._too_large or self.request.method not in self.SUPPORTED_METHODS:
+            # Answered before the body was read (Tornado refuses a method it does not route before
+            # anything else): the connection closes after this answer, and the answer must say so, or
+            # a client sends its next request on it and has it reset.
             self.set_header("Connection", "close")
         self.finish(encode_json(body))
 

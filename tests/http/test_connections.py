@@ -117,6 +117,16 @@ async def test_a_body_declared_too_large_is_refused_unread_and_the_connection_cl
     assert await client.closed_after() < BOUND
 
 
+async def test_a_method_the_server_does_not_know_is_a_405_that_says_the_connection_closes(raw):
+    """Tornado refuses it before reading anything else, then closes the connection: a client that was
+    not told so sends its next request on the closed connection and has it reset."""
+    client = await raw()
+    await client.send(b"TRACE /api/logout HTTP/1.1\r\nHost: t\r\n\r\n")
+    status, headers, body = await client.response()
+    assert (status, json.loads(body), headers["connection"]) == (405, {"message": "Method not allowed."}, "close")
+    assert await client.closed_after() < BOUND
+
+
 # -- time limits ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("limits", [{"idle_timeout": QUICK, "header_timeout": LONG, "body_timeout": LONG}])
 async def test_an_idle_keep_alive_connection_is_closed_after_idle_timeout(raw, limits):
