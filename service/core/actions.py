@@ -24,9 +24,9 @@ from service.core.context import Context
 from service.core.errors import BadRequest, ValidationFailed
 from service.core.extensions import Extension, RunContext, caller, chosen, entered, offered, running
 from service.core.fields import Field
-from service.core.filter_objects import FILTER, apply_filter
+from service.core.filter_objects import index_query
 from service.core.models import Model
-from service.core.query import IndexQuery, max_in_values, parse_index
+from service.core.query import IndexQuery
 from service.core.registry import Resource
 from service.core.schemas import write_body
 from service.core.validation import validate
@@ -204,6 +204,4 @@ async def _selected(app: Restify, resource: Resource, selection: Any, context: C
 def _index_query(app: Restify, resource: Resource, fields: list, context: Context) -> IndexQuery:
     """What the index would select with the request's parameters (pages and sorting aside)."""
     params = {k: v for k, v in context.params.items() if k != "action"}
-    query = parse_index(resource, fields, params, app.settings, context.extras.get("repeated") or {})
-    apply_filter(query, fields, context.extras.get(FILTER), max_in_values(app.settings))  # a typed filter object
-    return query
+    return index_query(resource, fields, context, app.settings, params)

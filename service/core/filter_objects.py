@@ -42,9 +42,12 @@ def object_operators(description: Description) -> list[str]:
     return [op.object_name for op in for_type(description.type)]
 
 
-def index_query(resource: "Resource", fields: list[Field], context: Context, settings: Settings) -> IndexQuery:
-    """The index query of a context: its parameters as REST reads them, and its filter object."""
-    query = parse_index(resource, fields, context.params, settings, context.extras.get("repeated") or {})
+def index_query(resource: "Resource", fields: list[Field], context: Context, settings: Settings,
+                params: dict[str, str] | None = None) -> IndexQuery:
+    """The index query of a context: its parameters (`params`, else the context's) as REST reads them,
+    and its filter object."""
+    given = context.params if params is None else params
+    query = parse_index(resource, fields, given, settings, context.extras.get("repeated") or {})
     apply_filter(query, fields, context.extras.get(FILTER), max_in_values(settings))
     return query
 
