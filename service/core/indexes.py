@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 from service.core.context import Context
 from service.core.policies import AnyOf
 from service.core.registry import Registry, Resource
-from service.core.validation import unique_indexes
+from service.core.constraints import Target
+from service.core.description import describe
+from service.core.fields import Field
 from storage import Database, ExistingIndex, IndexRefused, IndexSupport
 
 log = logging.getLogger("restify")
@@ -219,3 +221,12 @@ async def _create(db: Database, state: IndexState) -> None:
         return
     state.status = "created"
     state.existing = ExistingIndex("", state.keys, unique)
+
+
+def unique_indexes(fields: list[Field]) -> set[tuple[str, str]]:
+    """(collection, column) pairs that `unique:` rules back with a unique index."""
+    targets: set[Target] = set()
+    for declared in fields:
+        description = describe(declared)
+        targets.update(description.store.unique, description.update.unique)
+    return {(target.collection, target.column) for target in targets}

@@ -12,7 +12,8 @@ from service.core.description import describe
 from service.core.fieldsets import selectable
 from service.core.fields import Field
 from service.core.operators import EXACT, FLAG, OPERATORS, Arity, for_type, query_text
-from service.core.query import RESERVED, max_related_depth
+from service.core.naming import RESERVED
+from service.core.query import max_related_depth
 
 if TYPE_CHECKING:
     from service.core.registry import Resource

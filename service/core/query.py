@@ -13,6 +13,7 @@ from service.config import Settings
 from service.core.description import Description, describe, to_boolean, to_number
 from service.core.errors import BadRequest
 from service.core.fields import Field
+from service.core.naming import RESERVED
 from service.core.operators import (
     CONDITIONS,
     FLAG,
@@ -30,8 +31,6 @@ from service.core.operators import (
 if TYPE_CHECKING:
     from service.core.registry import Resource
 
-RESERVED = {"page", "perPage", "per_page", "relatablePerPage", "search", "sort", "related", "include",
-            "fields", "count", "cursor"}
 RelationTree = dict[str, "RelationTree"]
 # The one bracket shape a parameter name may have: `<field>[<op>]`, or `-<field>` for `ne`.
 _FILTER_NAME = re.compile(rf"^(?P<negated>-)?(?P<field>[A-Za-z_][A-Za-z0-9_]*)(?:\[(?P<op>{NAME})\])?$", re.ASCII)

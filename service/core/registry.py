@@ -14,11 +14,10 @@ from service.core.context import Context
 from service.core.errors import DeclarationError, NotAnApplication
 from service.core.fields import Field
 from service.core.models import Model, RelationDecl
+from service.core.naming import RESERVED
 from service.core.policies import Policy, PolicyMap, check_scope
-from service.core.query import RESERVED
 from service.core.repository import Repository
 from service.core.rules import check_declaration
-from service.core.uploads import check_declaration as check_file_declaration
 
 
 @dataclass
@@ -137,7 +136,6 @@ def _check_fields(resource: Resource) -> None:
         try:
             item.check_hidden()
             check_declaration(item)
-            check_file_declaration(item)
         except DeclarationError as error:
             located = DeclarationError(f"{owner}: {error}")
             located.location = item.declared_at

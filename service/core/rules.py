@@ -66,6 +66,10 @@ def email_key(text: str) -> str:
     return unicodedata.normalize("NFKC", text).strip().lower()
 
 
+_FILE_NAME = re.compile(r"^[A-Za-z0-9_{][A-Za-z0-9._{}-]{0,100}$")
+_DIRECTORY = re.compile(r"^[A-Za-z0-9_-]{1,64}(/[A-Za-z0-9_-]{1,64}){0,3}$")
+
+
 def check_declaration(field: Field) -> None:
     """Raise DeclarationError for a rule this module does not know or cannot read."""
     for text in field.rule_list + field.storing_rule_list + field.updating_rule_list:
@@ -78,6 +82,7 @@ def check_declaration(field: Field) -> None:
             raise DeclarationError(f"field {field.name!r}: rule {text!r} needs two numbers")
         if rule.name in ("in", "not_in", "unique", "exists") and not rule.params:
             raise DeclarationError(f"field {field.name!r}: rule {text!r} needs parameters")
+    _check_file_declaration(field)
 
 
 def _is_number(params: tuple[str, ...]) -> bool:
@@ -205,4 +210,10 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-
+def _check_file_declaration(field: Field) -> None:
+    if field.file_name is not None and (not _FILE_NAME.match(field.file_name) or ".." in field.file_name):
+        raise DeclarationError(f"field {field.name!r}: store_as({field.file_name!r}) is not a plain file name")
+    if field.directory is not None and not _DIRECTORY.match(field.directory):
+        raise DeclarationError(f"field {field.name!r}: path({field.directory!r}) must be plain folder names")
+    if field.disk_name not in (None, "local", "gridfs"):
+        raise DeclarationError(f"field {field.name!r}: unknown disk {field.disk_name!r} (local or gridfs)")

@@ -5,7 +5,6 @@ name and declared type are ignored), it fits `files.max_bytes`, and the whole
 request validated. Files are written after that, so a rejected request leaves
 nothing behind; the operation deletes them again if the record write fails.
 """
-import re
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -13,15 +12,12 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from service.core.description import describe
-from service.core.errors import DeclarationError
 from service.core.fields import Field
 from storage import Filter, StoredFile
 
 if TYPE_CHECKING:
     from service.core.app import Restify
 
-_NAME = re.compile(r"^[A-Za-z0-9_{][A-Za-z0-9._{}-]{0,100}$")
-_DIRECTORY = re.compile(r"^[A-Za-z0-9_-]{1,64}(/[A-Za-z0-9_-]{1,64}){0,3}$")
 CONTENT_TYPES = {"png": "image/png", "jpg": "image/jpeg", "gif": "image/gif", "webp": "image/webp"}
 
 
@@ -50,15 +46,6 @@ def image_type(data: bytes) -> str | None:
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return "webp"
     return None
-
-
-def check_declaration(field: Field) -> None:
-    if field.file_name is not None and (not _NAME.match(field.file_name) or ".." in field.file_name):
-        raise DeclarationError(f"field {field.name!r}: store_as({field.file_name!r}) is not a plain file name")
-    if field.directory is not None and not _DIRECTORY.match(field.directory):
-        raise DeclarationError(f"field {field.name!r}: path({field.directory!r}) must be plain folder names")
-    if field.disk_name not in (None, "local", "gridfs"):
-        raise DeclarationError(f"field {field.name!r}: unknown disk {field.disk_name!r} (local or gridfs)")
 
 
 def check(fields: list[Field], files: dict[str, Upload],

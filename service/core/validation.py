@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 import voluptuous as vol
 
 from service.core import ratelimit, uploads, visibility
-from service.core.constraints import Target
 from service.core.description import describe
 from service.core.errors import ValidationFailed
 from service.core.fields import Field
@@ -162,15 +161,6 @@ async def _current_password(app: "Restify", given: Any, acting: Model | None) ->
     matches = await ratelimit.password_matches(app, email, None, hashed, given) if isinstance(email, str) \
         else await app.passwords.verify(hashed, given)
     return None if matches else MESSAGES["current_password"]
-
-
-def unique_indexes(fields: list[Field]) -> set[tuple[str, str]]:
-    """(collection, column) pairs that `unique:` rules back with a unique index."""
-    targets: set[Target] = set()
-    for field in fields:
-        description = describe(field)
-        targets.update(description.store.unique, description.update.unique)
-    return {(target.collection, target.column) for target in targets}
 
 
 def unique_message(fields: list[Field], column: str | None) -> dict[str, list[str]]:

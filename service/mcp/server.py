@@ -24,7 +24,7 @@ from service.core.context import Context
 from service.core.errors import answer
 from service.core.filter_objects import FILTER, query_text
 from service.core.models import Model
-from service.core.query import RESERVED
+from service.core.naming import RESERVED
 from service.mcp import attaching as relation_tools, bulk, extensions, guard, limits
 from service.mcp.tools import ToolRoute, definitions, routes
 

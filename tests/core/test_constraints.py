@@ -12,7 +12,8 @@ from service.core.constraints import Check, Target
 from service.core.description import describe
 from service.core.schemas import input_schema, output_schema, write_body
 from service.core.uploads import Upload, check
-from service.core.validation import unique_indexes, writable
+from service.core.indexes import unique_indexes
+from service.core.validation import writable
 from tests.core.test_rules import error_for as message
 
 ROOT = Path(__file__).resolve().parents[2]
