@@ -11,7 +11,7 @@ import logging
 
 from service.config import Settings
 from service.console.runtime import build
-from service.core import bulk
+from service.core import all_or_none
 from service.core.app import Restify
 from storage import StorageError
 
@@ -22,7 +22,7 @@ EVERY_SECONDS = 60.0
 async def recover_once(app: Restify) -> int:
     """One pass; a database that fails is reported, and the next pass tries again."""
     try:
-        taken_back = await bulk.recover(app)
+        taken_back = await all_or_none.recover(app)
     except StorageError as error:
         log.warning("unfinished bulk writes not checked: %s", error)
         return 0

@@ -10,19 +10,9 @@ so a refusal, an invalid item or a before-hook's objection writes nothing, and a
 once everything is written. Errors of item `i` are keyed `"<i>.<field>"`; an id the user cannot
 see is invalid under `"<i>.id"`, like one that does not exist.
 
-Whole: on a server with transactions (a replica set, mongos) the writes run in one transaction, so a
-failure aborts them all. Elsewhere (the embedded server, whose transactions are not isolated, and a
-standalone mongod, which has none) a journal entry (storage/journal.py) says what the bulk write
-will do before its first write and is removed after its last: a failed write takes back what the
-others wrote, and what a crash leaves is taken back by `recover` (at `restify serve`'s start and once
-a minute, for entries older than `bulk.recover_after_seconds`). Taking back never undoes another
-writer's later work, and never brings back a record another writer deleted. Updates and deletes
-happen only at the version each record was read at (a record changed since: 412), so the journal's
-copy of each is exactly what the write replaces. Readers may see the records of a bulk write that
-is then taken back.
+All or nothing: `all_or_none.whole` (in a transaction, or journalled and taken back).
 """
 import logging
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -30,20 +20,20 @@ from typing import Any, TypeVar
 from service.core import budget as budgets, visibility
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.errors import BadRequest, NotFound, ServiceUnavailable, ValidationFailed
+from service.core.errors import BadRequest, NotFound, ValidationFailed
 from service.core.operations import deny, enter
 from service.core.presenting import serialize
 from service.core.registry import Resource
 from service.core.rules import MESSAGES
+from service.core.all_or_none import keyed, whole
 from service.core.writes import (
     Prepared, Saved, Write, after_remove, before, before_remove, delete_record, expected_versions, finish, persist,
     prepare,
 )
-from storage import BULK_MARK, Entry, Journal, Step, Unavailable, Versions, canonical_id, version_of
+from storage import BULK_MARK, Step, Versions, canonical_id, version_of
 
 log = logging.getLogger("restify.bulk")
 ID, VERSION = "id", "version"  # what a bulk update item says besides its fields, and a bulk delete item
-TOO_SLOW = "The bulk write took too long and was taken back."
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -58,10 +48,6 @@ class Target:
 
 def _invalid(errors: dict[str, list[str]]) -> ValidationFailed:
     return ValidationFailed(errors)
-
-
-def _keyed(index: int, errors: dict[str, list[str]]) -> dict[str, list[str]]:
-    return {f"{index}.{name}": messages for name, messages in errors.items()}
 
 
 def _items(app: Restify, items: Any) -> list[Any]:
@@ -143,16 +129,10 @@ async def _each(items: Sequence[T], step: Callable[[T], Awaitable[R]]) -> list[R
         try:
             results.append(await step(item))
         except ValidationFailed as failed:
-            errors.update(_keyed(index, failed.errors))
+            errors.update(keyed(index, failed.errors))
     if errors:
         raise _invalid(errors)
     return results
-
-
-def recover_after(app: Restify) -> float:
-    """Seconds after which an unfinished bulk write's journal entry is taken back: longer than any
-    bulk write may take (one still writing at half of it stops and takes itself back)."""
-    return float(app.settings.get("bulk", "recover_after_seconds"))
 
 
 def _pinned(target: Target, document: dict[str, Any]) -> Versions:
@@ -167,68 +147,6 @@ def _gone() -> ValidationFailed:
     return _invalid({ID: [MESSAGES["exists"].format(attribute="id")]})
 
 
-async def _in_order(items: Sequence[T], write: Callable[[T], Awaitable[R]]) -> list[R]:
-    """`write` for each item in order; a 422 is keyed by the failing item."""
-    done: list[R] = []
-    for index, item in enumerate(items):
-        try:
-            done.append(await write(item))
-        except ValidationFailed as failure:
-            raise _invalid(_keyed(index, failure.errors)) from None
-    return done
-
-
-async def _whole(app: Restify, resource: Resource, action: str, steps: Sequence[Step], items: Sequence[T],
-                 write: Callable[[T, str | None], Awaitable[R]]) -> list[R]:
-    """`write` for each item (`steps[i]` says how item i's record comes back), all or none: in one
-    transaction where the server has them, else under a journal entry, taken back when a write
-    fails. `write` gets the entry's id (None in a transaction)."""
-    db = app.db
-    if await db.transactions():
-        return await db.in_transaction(lambda: _in_order(items, lambda item: write(item, None)))
-    journal = db.journal()
-    entry = await journal.begin(resource.collection, action, steps)
-    deadline = time.monotonic() + recover_after(app) / 2
-    attempted = 0
-
-    async def journaled(item: T) -> R:
-        nonlocal attempted
-        if time.monotonic() > deadline:  # recovery may take this entry soon: no more writes
-            raise ServiceUnavailable(TOO_SLOW)
-        attempted += 1
-        return await write(item, entry.id)
-
-    try:
-        done = await _in_order(items, journaled)
-        ended = await journal.end(entry)
-    except BaseException as failure:
-        await _take_back(journal, entry, entry.steps[:attempted], failure)
-        raise
-    if not ended:  # recovery claimed the entry: whatever it took back, this takes back the rest
-        await _take_back(journal, entry, entry.steps)
-        raise ServiceUnavailable(TOO_SLOW)
-    return done
-
-
-async def _take_back(journal: Journal, entry: Entry, steps: Sequence[Step], failure: BaseException | None = None
-                     ) -> None:
-    """Takes back the steps a failed bulk write took, then removes its entry, unless the database
-    failed (on the way back, or on the write itself: a write that timed out may still land), or the
-    request was cancelled mid-write: then the entry stays, and recovery finishes the job."""
-    refused = failure is None or (isinstance(failure, Exception) and not isinstance(failure, Unavailable))
-    try:
-        if await journal.undo(entry, steps) and refused:
-            await journal.discard(entry)
-    except Exception:
-        log.exception("bulk write %s: not taken back; its journal entry is left for recovery", entry.id)
-
-
-async def recover(app: Restify, older_than: float | None = None) -> int:
-    """Takes back the bulk writes whose journal entries are older than `older_than` seconds (default
-    `bulk.recover_after_seconds`): their processes died mid-write. How many were taken back."""
-    return await app.db.journal().recover(recover_after(app) if older_than is None else older_than)
-
-
 async def store_bulk(app: Restify, name: str, items: Any, context: Context) -> dict[str, Any]:
     """Creates every item (store's rules for each), or none: 201's `{"data": [resource...]}`."""
     app = app.pinned()
@@ -241,7 +159,7 @@ async def store_bulk(app: Restify, name: str, items: Any, context: Context) -> d
     prepared = await _each([Write(app, resource, fields, context, item) for item in objects], prepare)
     await _each(prepared, before)
     steps = [Step(p.record_id, version=1) for p in prepared]  # a new record is at version 1
-    saved = await _whole(app, resource, "store", steps, prepared, lambda p, _: persist(p))
+    saved = await whole(app, resource, "store", steps, prepared, lambda p, _: persist(p))
     return await _answer(app, context, prepared, saved)
 
 
@@ -274,7 +192,7 @@ async def update_bulk(app: Restify, name: str, items: Any, context: Context) -> 
         except NotFound:  # deleted by someone else since it was read
             raise _gone() from None
 
-    saved = await _whole(app, resource, "update", steps, prepared, update)
+    saved = await whole(app, resource, "update", steps, prepared, update)
     return await _answer(app, context, prepared, saved)
 
 
@@ -322,6 +240,6 @@ async def delete_bulk(app: Restify, name: str, items: Any, context: Context) -> 
         except NotFound:  # deleted by someone else since it was read
             raise _gone() from None
 
-    removed = await _whole(app, resource, "delete", [Step(d["id"], before=d) for d in documents], pairs, delete)
+    removed = await whole(app, resource, "delete", [Step(d["id"], before=d) for d in documents], pairs, delete)
     for document in removed:
         await after_remove(app, resource, context, document)

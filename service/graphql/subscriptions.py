@@ -15,7 +15,8 @@ from graphql import (
 
 from service.core.app import Restify
 from service.core.context import Context
-from service.core.feeds import DELETED, feeds
+from service.core.feeds import feeds
+from service.core.subscription import DELETED
 from service.core.filter_objects import FILTER
 from service.core.registry import Resource
 from service.graphql.resolvers import flatten

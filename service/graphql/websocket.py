@@ -19,7 +19,7 @@ from service.core import auth
 from service.core.app import Restify
 from service.core.context import Context
 from service.core.errors import BadRequest, RestifyError, TooManyRequests
-from service.core.feeds import AccessRevoked, ConsumerTooSlow
+from service.core.subscription import AccessRevoked, ConsumerTooSlow
 from service.core.models import Model
 from service.graphql.executor import error_body, error_entry, result_body
 from service.graphql.fast import PlainFieldExecutor

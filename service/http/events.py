@@ -9,7 +9,8 @@ from tornado.iostream import StreamClosedError
 from service.core import tickets
 from service.core.app import Restify
 from service.core.errors import BadRequest
-from service.core.feeds import Event, FeedEnded, Subscription, feeds
+from service.core.feeds import feeds
+from service.core.subscription import Event, FeedEnded, Subscription
 from service.http.base import JsonHandler, encode_json
 
 # Names a client might try to pass a token under; a token in a URL ends up in logs and histories.

@@ -7,13 +7,13 @@ import time
 
 import pytest
 
-from service.core import bulk
+from service.core import all_or_none
 from storage import JOURNAL, Filter
 from tests.interleave import Interleave, on_loop
 
 PREFIX = "/api/restify"
 TAKEN = {"message": "The given data was invalid.", "errors": {"2.name": ["The name has already been taken."]}}
-TOO_SLOW = {"message": bulk.TOO_SLOW}
+TOO_SLOW = {"message": all_or_none.TOO_SLOW}
 
 
 @pytest.fixture
@@ -87,7 +87,7 @@ async def test_a_bulk_write_is_journaled_while_it_writes_and_not_after(api, db, 
 
     async def look():
         seen.append((await db.collection("posts").count(Filter()), await journal_size(db),
-                     await bulk.recover(restify)))
+                     await all_or_none.recover(restify)))
 
     commands.before("insert", "posts", 3, lambda: on_loop(loop, look()))
     response = await api.post(f"{PREFIX}/posts/bulk", [{"title": str(i)} for i in range(5)], token=ann["token"])
@@ -103,7 +103,7 @@ async def test_a_bulk_write_whose_entry_recovery_takes_mid_write_takes_itself_ba
     loop, taken = asyncio.get_running_loop(), []
     # As if the entry were older than bulk.recover_after_seconds: recovery takes back the first two
     # records; the bulk write then writes the rest, cannot end its entry, and takes them back.
-    commands.before("insert", "posts", 3, lambda: taken.append(on_loop(loop, bulk.recover(restify, older_than=0))))
+    commands.before("insert", "posts", 3, lambda: taken.append(on_loop(loop, all_or_none.recover(restify, older_than=0))))
     response = await api.post(f"{PREFIX}/posts/bulk", [{"title": str(i)} for i in range(5)], token=ann["token"])
     assert (response.status, response.json, taken) == (503, TOO_SLOW, [1])
     assert await everything(db, "posts") == []
