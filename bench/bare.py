@@ -102,7 +102,7 @@ def _where(handler: RequestHandler) -> dict[str, Any]:
 def _cursor_values(token: str) -> list[Any]:
     """The sort values a service cursor starts after, the id last: unsealed with the service's cursor
     secret, which the benchmark gives both servers (RESTIFY_QUERY_CURSOR_SECRET); its binding is not checked."""
-    from service.core.cursors import unseal
+    from service.core.reading.cursors import unseal
     return list(unseal(os.environ["RESTIFY_QUERY_CURSOR_SECRET"].encode(), token)[1].values)
 
 

@@ -6,8 +6,8 @@ seconds, shaped exactly as the operations store them; the query benchmark adds 1
 in insert batches."""
 import random
 
-from service.core.app import Restify
-from service.core.operations import now
+from service.core.declarations.app import Restify
+from service.core.operations.crud import now
 from storage import Filter
 
 from repositories.seeders import WORDS, sentence as _sentence

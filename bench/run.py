@@ -79,7 +79,7 @@ async def core_app(uri: str, env: dict[str, str]) -> AsyncIterator[Any]:
 async def _seed(uri: str, env: dict[str, str]) -> tuple[str, str]:
     """Seeds through the core (the shapes the operations store); returns a post id and a token."""
     from bench.data import seed
-    from service.core.auth import create_token
+    from service.core.operations.auth import create_token
     from storage import Filter
 
     async with core_app(uri, env) as app:

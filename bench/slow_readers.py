@@ -87,7 +87,7 @@ def outcome(sock: socket.socket) -> tuple[str, int, bool]:
 
 
 async def _seed(uri: str, name: str, posts: int, body_kib: int) -> None:
-    from service.core.operations import now
+    from service.core.operations.crud import now
     from storage import connect
 
     db = connect(uri, name)

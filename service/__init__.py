@@ -5,18 +5,18 @@
     from service import Action, Getter   # what a repository offers beyond its five operations
     from service import Seeder   # the argument of `async def seed(seeder)` in repositories/seeders.py
 """
-from service.core.actions import Action
-from service.core.context import Context, current_user_id
-from service.core.errors import (
+from service.core.declarations.context import Context, current_user_id
+from service.core.declarations.fields import Field, field
+from service.core.declarations.models import Model, belongs_to, belongs_to_many, has_many
+from service.core.declarations.policies import Policy, any_of
+from service.core.declarations.relations import BelongsTo, BelongsToMany, HasMany
+from service.core.declarations.repository import Repository, model
+from service.core.kernel.errors import (
     BadRequest, DeclarationError, Forbidden, NotFound, RestifyError, Unauthenticated, ValidationFailed,
 )
-from service.core.fields import Field, field
-from service.core.getters import Getter
-from service.core.models import Model, belongs_to, belongs_to_many, has_many
-from service.core.policies import Policy, any_of
-from service.core.relations import BelongsTo, BelongsToMany, HasMany
-from service.core.repository import Repository, model
-from service.core.seeding import Seeder
+from service.core.operations.actions import Action
+from service.core.operations.getters import Getter
+from service.core.operations.seeding import Seeder
 
 __all__ = [
     "Action",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from service.console.logs import FORMATS
 from service.console.runtime import ApplicationError
-from service.core.errors import DeclarationError
+from service.core.kernel.errors import DeclarationError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -199,10 +199,10 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
     with database_uri(settings) as uri:
         app = build(settings, uri)
         if args.command == "token:create":
-            from service.core.auth import token_for_email
+            from service.core.operations.auth import token_for_email
             print(asyncio.run(token_for_email(app, args.email)))
         elif args.command == "token:revoke":
-            from service.core.auth import revoke_for_email
+            from service.core.operations.auth import revoke_for_email
             print(f"Revoked {asyncio.run(revoke_for_email(app, args.email))} token(s) of {args.email}")
     return 0
 

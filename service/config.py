@@ -46,7 +46,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "log": {"format": "text", "access": "errors"},
     # cursor_secret: what index cursors are sealed with; "" makes one per app directory (var/cursor.key).
     # max_in_values: the most values one in/nin filter may list (0 or null: no cap). Expensive queries
-    # (service/core/admission.py) take turns: one at a time per user (guests: per address), at most
+    # (service/core/reading/admission.py) take turns: one at a time per user (guests: per address), at most
     # expensive_concurrency at once per process (null: the number of CPU cores).
     "query": {"max_search_length": 255, "max_related_depth": 3, "max_related_rows": None, "cursor_secret": "",
               "max_relation_sort": 10_000, "max_in_values": 1000, "expensive_concurrency": None},
@@ -59,7 +59,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "live": {"heartbeat_seconds": 15, "max_per_user": 10, "max_per_connection": 20, "max_queue": 100,
              "max_sent_ids": 10_000, "max_catch_up": 1000, "idle_ms": 50, "ticket_seconds": 60,
              "pre_images": False},
-    # Actions (service/core/actions.py): the most records one run may select ("all" or a list of ids).
+    # Actions (service/core/operations/actions.py): the most records one run may select ("all" or a list of ids).
     "actions": {"max_records": 10_000},
     # Bulk store/update/delete: the most records one request may write (more: a 422), and the age after
     # which an unfinished one (its process died mid-write) is taken back; see the README's "Bulk writes".

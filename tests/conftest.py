@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-import service.core.ratelimit
+import service.core.identity.ratelimit
 import storage.counters
 from service.config import Settings
-from service.core.app import Restify
-from service.core.registry import load_app
 from service.console.application import make_app
+from service.core.declarations.app import Restify
+from service.core.declarations.registry import load_app
 from storage import EmbeddedServer, connect
 from tests.commands import CommandCounter
 from tests.servers import EMBEDDED_SHAPES, MONGODB_SHAPES_ON_EMBEDDED, PROFILE
@@ -96,7 +96,7 @@ def throttle_windows_start_with_the_test(monkeypatch):
     now = time.time()
     clock = _ShiftedClock((math.floor(now / 3600) + 1) * 3600 + 1 - now)
     monkeypatch.setattr(storage.counters, "time", clock)
-    monkeypatch.setattr(service.core.ratelimit, "time", clock)
+    monkeypatch.setattr(service.core.identity.ratelimit, "time", clock)
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ record each call (door, hook, the record's id and title) and change or refuse wh
 Before-hooks are plain methods here, after-hooks `async`, and `mixed` swaps that: both work."""
 from typing import Any
 
-from service.core.errors import Forbidden, ValidationFailed
+from service.core.kernel.errors import Forbidden, ValidationFailed
 
 REFUSED = {"message": "The given data was invalid.", "errors": {"title": ["Hooks say no."]}}
 HOOKS = ("before_store", "stored", "before_update", "updated", "before_delete", "deleted")

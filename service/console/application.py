@@ -7,7 +7,7 @@ from typing import Any
 from tornado.httpserver import HTTPServer
 from tornado.web import Application
 
-from service.core.app import Restify
+from service.core.declarations.app import Restify
 from service.graphql.handler import graphql_routes
 from service.graphql.service import GraphQLService
 from service.http.access import Observer

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from service.config import Settings
-from service.core.errors import NotAnApplication
-from service.core.naming import snake
 from service.console.runtime import located_error
-from service.core.registry import Registry, load_app
+from service.core.declarations.registry import Registry, load_app
+from service.core.kernel.errors import NotAnApplication
+from service.core.kernel.naming import snake
 from service.graphql.config import GraphQLConfig, load_graphql_config
 from service.graphql.generator import exposed, render
 

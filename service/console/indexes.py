@@ -9,7 +9,7 @@ import sys
 
 from service.config import Settings
 from service.console.runtime import build, database_uri
-from service.core.indexes import IndexState, Keys, index_plan, states
+from service.core.declarations.indexes import IndexState, Keys, index_plan, states
 from storage import ExistingIndex, IndexSupport, Unavailable
 
 

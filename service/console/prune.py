@@ -12,7 +12,7 @@ import sys
 
 from service.config import Settings
 from service.console.runtime import build, database_uri
-from service.core import uploads
+from service.core.writing import uploads
 from storage import StorageError, Unavailable
 
 log = logging.getLogger("restify")

@@ -1,4 +1,4 @@
-"""Taking back the bulk writes a dead process left half done (service/core/bulk.py, storage/journal.py).
+"""Taking back the bulk writes a dead process left half done (service/core/operations/bulk.py, storage/journal.py).
 
 `restify serve` runs one pass before it listens (the supervisor, once, before it forks its workers
 with `--processes N`), then every process runs one a minute. A pass takes back only journal entries
@@ -11,8 +11,8 @@ import logging
 
 from service.config import Settings
 from service.console.runtime import build
-from service.core import all_or_none
-from service.core.app import Restify
+from service.core.declarations.app import Restify
+from service.core.operations import all_or_none
 from storage import StorageError
 
 log = logging.getLogger("restify")

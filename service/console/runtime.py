@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from service.config import Settings, load_settings
-from service.core.app import Restify
-from service.core.errors import NotAnApplication
-from service.core.registry import Registry, load_app
+from service.core.declarations.app import Restify
+from service.core.declarations.registry import Registry, load_app
+from service.core.kernel.errors import NotAnApplication
 from storage import Database, EmbeddedServer, connect, database_name
 
 

@@ -2,7 +2,7 @@
 import re
 from pathlib import Path
 
-from service.core.naming import snake
+from service.core.kernel.naming import snake
 
 TEMPLATE = '''from service import Repository, field
 

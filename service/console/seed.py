@@ -1,6 +1,6 @@
 """`restify seed`: runs the application's seeder, `<package>/seeders.py` with `async def seed(seeder)`.
 
-The seeder writes through the operations layer (`service.core.seeding.Seeder`), so only the
+The seeder writes through the operations layer (`service.core.operations.seeding.Seeder`), so only the
 repositories the application declares are written, validated as the API would. A database where
 any of those collections holds records is left alone unless `fresh` drops them first.
 """
@@ -12,9 +12,9 @@ from pathlib import Path
 
 from service.config import Settings
 from service.console.runtime import ApplicationError, located_error
-from service.core.app import Restify
-from service.core.errors import ValidationFailed
-from service.core.seeding import Seeder
+from service.core.declarations.app import Restify
+from service.core.kernel.errors import ValidationFailed
+from service.core.operations.seeding import Seeder
 from storage import Filter
 
 SeedFunction = Callable[[Seeder], Awaitable[None]]

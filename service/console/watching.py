@@ -15,8 +15,8 @@ from pathlib import Path
 from watchfiles import awatch
 
 from service.config import Settings
-from service.core.app import Restify
 from service.console.runtime import ApplicationError, load_registry
+from service.core.declarations.app import Restify
 from service.graphql.config import load_graphql_config
 from service.graphql.service import GraphQLService
 from worker.watch import watch as watch_folders

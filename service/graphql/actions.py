@@ -20,13 +20,13 @@ from graphql import (
     GraphQLResolveInfo, GraphQLSchema, GraphQLString,
 )
 
-from service.core import actions, getters
-from service.core.app import Restify
-from service.core.context import Context
-from service.core.errors import BadRequest
-from service.core.filter_objects import FILTER
-from service.core.registry import Resource
-from service.core.writes import expected_versions
+from service.core.declarations.app import Restify
+from service.core.declarations.context import Context
+from service.core.declarations.registry import Resource
+from service.core.kernel.errors import BadRequest
+from service.core.operations import actions, getters
+from service.core.reading.filter_objects import FILTER
+from service.core.writing.writes import expected_versions
 from service.graphql.scalars import GraphQLJSON
 
 _PLAIN = Context(door="console", action="schema")  # what `actions(context)` sees while the schema is built

@@ -1,14 +1,14 @@
 """`attach<Type><Relation>`, `detach<Type><Relation>`, `sync<Type><Relation>(id: ID!, ids: [ID!]!,
 version: Int): <Type>!`: one mutation per operation and BelongsToMany relation (its name in PascalCase),
-running service/core/attaching.py through the repository's resolvers. The schema part is built
+running service/core/operations/attaching.py through the repository's resolvers. The schema part is built
 with the rest of the schema (generator.py); `bind` gives the fields their resolvers (executor.py)."""
 from typing import Any
 
 from graphql import GraphQLArgument, GraphQLField, GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType
 
-from service.core.attaching import OPERATIONS, many_relations
-from service.core.naming import pascal
-from service.core.registry import Resource
+from service.core.declarations.registry import Resource
+from service.core.kernel.naming import pascal
+from service.core.operations.attaching import OPERATIONS, many_relations
 from service.graphql.resolvers import RepositoryResolvers
 
 

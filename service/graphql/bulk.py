@@ -4,7 +4,7 @@
     update<Type>Bulk(input: [<Type>BulkUpdate!]!): [<Type>!]!   (id, version, then the fields sent)
     delete<Type>Bulk(ids: [ID!]!): Boolean!
 
-They run the bulk operations of `service.core.bulk`: all or nothing, and a 422's errors keyed
+They run the bulk operations of `service.core.operations.bulk`: all or nothing, and a 422's errors keyed
 `"<index>.<field>"` in `extensions.errors`.
 """
 from typing import Any
@@ -14,7 +14,7 @@ from graphql import (
     GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLResolveInfo,
 )
 
-from service.core import bulk
+from service.core.operations import bulk
 
 
 def _list_of(item: Any) -> GraphQLNonNull:

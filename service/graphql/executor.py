@@ -20,10 +20,10 @@ from graphql import (
     build_schema, execute, get_operation_ast, parse, print_schema,
 )
 
-from service.core.app import Restify
-from service.core.budget import Budget
-from service.core.context import Context
-from service.core.errors import BadRequest, ResponseTooLarge, answer
+from service.core.declarations.app import Restify
+from service.core.declarations.budget import Budget
+from service.core.declarations.context import Context
+from service.core.kernel.errors import BadRequest, ResponseTooLarge, answer
 from service.graphql import actions, attaching, bulk
 from service.graphql.config import GraphQLConfig
 from service.graphql.fast import PlainFieldExecutor
@@ -31,8 +31,8 @@ from service.graphql.generator import build_schema_objects, exposed, lower_first
 from service.graphql.limits import Measure, Size
 from service.graphql.resolvers import RepositoryResolvers, relation_resolver
 from service.graphql.scalars import bind_scalars
-from service.graphql.validation import refusal_body, validation_errors
 from service.graphql.subscriptions import bind_subscriptions
+from service.graphql.validation import refusal_body, validation_errors
 
 log = logging.getLogger("restify.graphql")
 CACHE_SIZE = 512
@@ -225,7 +225,7 @@ class GraphQLEndpoint:
         if not allow_mutations and _is_mutation(document, operation_name):
             return _failure("Mutations must be sent with POST.", "BAD_REQUEST")
         # One budget for the whole answer: core charges each record it builds, relation fields each
-        # further place they write one (service.core.budget).
+        # further place they write one (service.core.declarations.budget).
         context.budget = Budget(self.app.settings.max_response_bytes, copies=False)
         result = execute(self.schema, document, variable_values=variables, operation_name=operation_name,
                          context_value={"context": context}, executor_class=PlainFieldExecutor)

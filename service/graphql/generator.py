@@ -18,14 +18,14 @@ from graphql import (
     GraphQLSchema, GraphQLString, lexicographic_sort_schema, print_schema,
 )
 
-from service.core.context import Context
-from service.core.description import describe
-from service.core.errors import DeclarationError
-from service.core.fields import Field
-from service.core.registry import Registry, Resource
-from service.core.serializer import visible
-from service.core.schemas import CURRENT_PASSWORD, asks_current_password
-from service.core.validation import writable
+from service.core.declarations.context import Context
+from service.core.declarations.description import describe
+from service.core.declarations.fields import Field
+from service.core.declarations.registry import Registry, Resource
+from service.core.describing.schemas import CURRENT_PASSWORD, asks_current_password
+from service.core.kernel.errors import DeclarationError
+from service.core.reading.serializer import visible
+from service.core.writing.validation import writable
 from service.graphql import actions
 from service.graphql.attaching import mutation_fields as relation_mutations
 from service.graphql.bulk import bulk_mutations

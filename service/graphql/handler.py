@@ -4,8 +4,8 @@ A POST body over `graphql.max_query_bytes` is a 413 before it is read whole; on 
 parameter over it is a 414 (it travels in the URI)."""
 from typing import Any
 
-from service.core.app import Restify
-from service.core.errors import UriTooLong
+from service.core.declarations.app import Restify
+from service.core.kernel.errors import UriTooLong
 from service.graphql.service import GraphQLService
 from service.graphql.websocket import websocket_routes
 from service.http.base import JsonHandler, decode_json

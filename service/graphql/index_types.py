@@ -5,7 +5,7 @@
 scalar: `IntFilter { eq ne gt gte lt lte in nin between isNull }`, `LongFilter`, `FloatFilter`,
 `StringFilter { eq ne in nin isNull }`, `BooleanFilter { eq ne isNull }`, `IDFilter`; a date field
 (its values are ISO texts) gets `DateFilter`, with every operator on its scalar. The operators are
-those of the field's one description, from the operator table (`service.core.operators`): their
+those of the field's one description, from the operator table (`service.core.kernel.operators`): their
 arity gives each member's type (a flag is a Boolean, a list or pair a list of the scalar).
 """
 from collections.abc import Callable
@@ -15,9 +15,9 @@ from graphql import (
     GraphQLInt, GraphQLList, GraphQLNamedType, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLString,
 )
 
-from service.core.description import describe
-from service.core.fields import Field
-from service.core.operators import FLAG, for_type
+from service.core.declarations.description import describe
+from service.core.declarations.fields import Field
+from service.core.kernel.operators import FLAG, for_type
 
 # The value type whose operators each scalar's operator input is named after: `<Scalar>Filter`;
 # other operators on that scalar (a date's on String) get a longer name.

@@ -10,14 +10,15 @@ from typing import Any
 
 from graphql import GraphQLResolveInfo
 
-from service.core import attaching, cursors, operations, profile
-from service.core.app import Restify
-from service.core.context import Context
-from service.core.errors import BadRequest
-from service.core.fieldsets import SELECTED
-from service.core.filter_objects import FILTER
-from service.core.query import max_related_depth
-from service.core.registry import Resource
+from service.core.declarations.app import Restify
+from service.core.declarations.context import Context
+from service.core.declarations.registry import Resource
+from service.core.kernel.errors import BadRequest
+from service.core.operations import attaching, crud as operations, profile
+from service.core.reading import cursors
+from service.core.reading.fieldsets import SELECTED
+from service.core.reading.filter_objects import FILTER
+from service.core.reading.query import max_related_depth
 from service.graphql.bulk import BulkResolvers
 from service.graphql.selection import (
     leaf_paths, related_firsts, related_paths, selected_here, selected_names,

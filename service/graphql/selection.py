@@ -7,7 +7,7 @@ from graphql import (
     FieldNode, FragmentSpreadNode, GraphQLResolveInfo, InlineFragmentNode, SelectionSetNode, value_from_ast_untyped,
 )
 
-from service.core.registry import Resource
+from service.core.declarations.registry import Resource
 
 # Fields of every type that are not attributes: always written, whatever a fieldset keeps.
 ALWAYS = frozenset(("id", "version", "__typename"))

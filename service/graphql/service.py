@@ -2,7 +2,7 @@
 already running finish on the schema they started with."""
 import logging
 
-from service.core.app import Restify
+from service.core.declarations.app import Restify
 from service.graphql.config import GraphQLConfig, load_graphql_config
 from service.graphql.executor import GraphQLEndpoint
 

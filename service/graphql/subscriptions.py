@@ -1,7 +1,7 @@
 """GraphQL subscriptions: `<type>Changed(id: ID, filter: <Type>Filter): <Type>Change!`.
 
 The schema part is built with the rest of the schema by the generator; the resolvers subscribe
-to the same feeds as server-sent events (service/core/feeds.py), so each event is judged for
+to the same feeds as server-sent events (service/core/live/feeds.py), so each event is judged for
 the subscriber by scope, `show` and visible fields exactly as on REST. `filter` is the index's
 `<Type>Filter` (service/graphql/index_types.py): the feed tests each changed record with its operators.
 """
@@ -13,12 +13,12 @@ from graphql import (
     GraphQLNonNull, GraphQLObjectType, GraphQLResolveInfo, GraphQLSchema,
 )
 
-from service.core.app import Restify
-from service.core.context import Context
-from service.core.feeds import feeds
-from service.core.subscription import DELETED
-from service.core.filter_objects import FILTER
-from service.core.registry import Resource
+from service.core.declarations.app import Restify
+from service.core.declarations.context import Context
+from service.core.declarations.registry import Resource
+from service.core.live.feeds import feeds
+from service.core.live.subscription import DELETED
+from service.core.reading.filter_objects import FILTER
 from service.graphql.resolvers import flatten
 
 CHANGE_OPERATION = GraphQLEnumType("ChangeOperation", {"CREATED": "CREATED", "UPDATED": "UPDATED",

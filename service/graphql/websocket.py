@@ -15,12 +15,12 @@ from graphql import ExecutionResult, OperationType, get_operation_ast, subscribe
 from tornado.routing import PathMatches, Rule
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
-from service.core import auth
-from service.core.app import Restify
-from service.core.context import Context
-from service.core.errors import BadRequest, RestifyError, TooManyRequests
-from service.core.subscription import AccessRevoked, ConsumerTooSlow
-from service.core.models import Model
+from service.core.declarations.app import Restify
+from service.core.declarations.context import Context
+from service.core.declarations.models import Model
+from service.core.kernel.errors import BadRequest, RestifyError, TooManyRequests
+from service.core.live.subscription import AccessRevoked, ConsumerTooSlow
+from service.core.operations import auth
 from service.graphql.executor import error_body, error_entry, result_body
 from service.graphql.fast import PlainFieldExecutor
 from service.graphql.service import GraphQLService

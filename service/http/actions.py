@@ -1,11 +1,11 @@
-"""REST routes of actions and getters (service/core/actions.py, getters.py): thin handlers.
+"""REST routes of actions and getters (service/core/operations/actions.py, getters.py): thin handlers.
 
     GET  <prefix>/<r>/actions              GET  <prefix>/<r>/<id>/actions
     POST <prefix>/<r>/actions?action=<key> POST <prefix>/<r>/<id>/actions?action=<key>   (If-Match)
     GET  <prefix>/<r>/getters              GET  <prefix>/<r>/<id>/getters
     GET  <prefix>/<r>/getters/<key>        GET  <prefix>/<r>/<id>/getters/<key>
 """
-from service.core import actions, getters
+from service.core.operations import actions, getters
 from service.http.base import JsonHandler
 
 

@@ -1,5 +1,5 @@
-"""`POST <prefix>/<r>/<id>/attach|detach|sync/<relation>`: the REST door of service/core/attaching.py."""
-from service.core import attaching
+"""`POST <prefix>/<r>/<id>/attach|detach|sync/<relation>`: the REST door of service/core/operations/attaching.py."""
+from service.core.operations import attaching
 from service.http.base import JsonHandler
 
 

@@ -14,15 +14,15 @@ from tornado.ioloop import IOLoop
 from tornado.iostream import StreamClosedError
 from tornado.web import HTTPError, RequestHandler, stream_request_body
 
-from service.core import auth
-from service.core.app import Restify
-from service.core.context import Context
-from service.core.errors import (
+from service.core.declarations.app import Restify
+from service.core.declarations.context import Context
+from service.core.declarations.models import Model
+from service.core.kernel.errors import (
     Answer, BadRequest, MalformedRequest, MethodNotAllowed, NotFound, PayloadTooLarge, RestifyError, ServerBusy,
     UriTooLong, answer,
 )
-from service.core.models import Model
-from service.core.uploads import Upload
+from service.core.operations import auth
+from service.core.writing.uploads import Upload
 from service.http.access import request_id
 from service.http.sending import BACKLOG, CHUNK
 

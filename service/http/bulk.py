@@ -1,7 +1,7 @@
 """REST handlers of the bulk writes: a JSON array in, every record or none written."""
 from typing import Any
 
-from service.core import bulk
+from service.core.operations import bulk
 from service.http.base import JsonHandler, decode_json
 
 

@@ -1,16 +1,16 @@
 """Server-sent events: `GET <prefix>/<r>/events` streams a repository's changes as the
-subscriber may see them (service/core/feeds.py decides; this only formats), and
+subscriber may see them (service/core/live/feeds.py decides; this only formats), and
 `POST <prefix>/<r>/events/ticket` gives the single-use ticket a browser's EventSource needs."""
 import re
 from typing import Any
 
 from tornado.iostream import StreamClosedError
 
-from service.core import tickets
-from service.core.app import Restify
-from service.core.errors import BadRequest
-from service.core.feeds import feeds
-from service.core.subscription import Event, FeedEnded, Subscription
+from service.core.declarations.app import Restify
+from service.core.kernel.errors import BadRequest
+from service.core.live import tickets
+from service.core.live.feeds import feeds
+from service.core.live.subscription import Event, FeedEnded, Subscription
 from service.http.base import JsonHandler, encode_json
 
 # Names a client might try to pass a token under; a token in a URL ends up in logs and histories.

@@ -1,6 +1,6 @@
 """Serves stored files (`/storage/<dir>/<file>`) from the local disk or GridFS."""
-from service.core.errors import NotFound
-from service.core.uploads import CONTENT_TYPES, image_type
+from service.core.kernel.errors import NotFound
+from service.core.writing.uploads import CONTENT_TYPES, image_type
 from service.http.base import JsonHandler
 
 

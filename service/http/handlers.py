@@ -1,5 +1,5 @@
 """Thin REST handlers: read the request, build a context, call an operation."""
-from service.core import auth, operations, profile
+from service.core.operations import auth, crud as operations, profile
 from service.http.base import JsonHandler
 
 

@@ -4,9 +4,9 @@ None of them reads a user token: `/metrics` has its own (`metrics.token`), compa
 """
 import hmac
 
-from service.core.app import Restify
-from service.core.errors import NotReady, Unauthenticated
-from service.core.health import Readiness
+from service.core.declarations.app import Restify
+from service.core.kernel.errors import NotReady, Unauthenticated
+from service.core.kernel.health import Readiness
 from service.http.access import OPS
 from service.http.base import JsonHandler
 from service.http.metrics import Metrics
@@ -29,7 +29,7 @@ class HealthHandler(OpsHandler):
 
 
 class ReadyHandler(OpsHandler):
-    """Ready: the database answers (within `service.core.health.READY_TIMEOUT`)."""
+    """Ready: the database answers (within `service.core.kernel.health.READY_TIMEOUT`)."""
 
     def initialize(self, app: Restify, readiness: Readiness) -> None:  # type: ignore[override]
         super().initialize(app)

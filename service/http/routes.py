@@ -1,15 +1,15 @@
 """The REST door's routes (auth, profile, files, repositories), each named by its template."""
 import re
 
-from service.core.app import Restify
+from service.core.declarations.app import Restify
 from service.http import actions
+from service.http import attaching
+from service.http.bulk import BulkDeleteHandler, BulkStoreHandler, BulkUpdateHandler
+from service.http.files import FileHandler
 from service.http.handlers import (
     CollectionHandler, CollectionUploadHandler, LoginHandler, LogoutHandler, ProfileHandler, ProfileUploadHandler,
     RecordHandler, RecordUploadHandler, RegisterHandler,
 )
-from service.http import attaching
-from service.http.bulk import BulkDeleteHandler, BulkStoreHandler, BulkUpdateHandler
-from service.http.files import FileHandler
 
 # `{name}` matches one path segment; `{path}` the rest of the path, slashes included.
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")

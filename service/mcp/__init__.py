@@ -3,7 +3,7 @@
 
     tools.py      which tools the current registry offers, with descriptions
     schemas.py    their input JSON Schemas, from fields and rules
-    server.py     the low-level SDK server: tools/list, tools/call -> service.core.operations
+    server.py     the low-level SDK server: tools/list, tools/call -> service.core.operations.crud
     guard.py      guardrails: annotations, read-only mode, preview-then-confirm before a delete
     limits.py     `mcp.max_result_bytes`: results cut to a size an agent can read
     transport.py  the Tornado handler bridging /mcp to the SDK's ASGI session manager

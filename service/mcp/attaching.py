@@ -1,16 +1,16 @@
 """The attach, detach and sync tools (`<r>-attach-tool` ...): their descriptions and input schemas,
-and their calls, which run service/core/attaching.py as the REST routes do. Detach and sync take
+and their calls, which run service/core/operations/attaching.py as the REST routes do. Detach and sync take
 things away, so with `mcp.confirm_destructive` they preview first (service/mcp/guard.py)."""
 from collections.abc import Callable
 from typing import Any
 
 from service.config import Settings
-from service.core import attaching, operations
-from service.core.app import Restify
-from service.core.context import Context
-from service.core.errors import BadRequest
-from service.core.models import Model
-from service.core.registry import Resource
+from service.core.declarations.app import Restify
+from service.core.declarations.context import Context
+from service.core.declarations.models import Model
+from service.core.declarations.registry import Resource
+from service.core.kernel.errors import BadRequest
+from service.core.operations import attaching, crud as operations
 from service.mcp import guard, schemas
 from service.mcp.schemas import Schema
 

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 from service.config import Settings
-from service.core import bulk
-from service.core.context import Context
-from service.core.fields import Field
-from service.core.models import Model
-from service.core.registry import Resource
+from service.core.declarations.context import Context
+from service.core.declarations.fields import Field
+from service.core.declarations.models import Model
+from service.core.declarations.registry import Resource
+from service.core.operations import bulk
 from service.mcp import guard, schemas
 
 OPERATIONS = ("bulk-store", "bulk-update", "bulk-delete")

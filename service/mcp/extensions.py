@@ -11,17 +11,17 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from service.config import Settings
-from service.core import actions, getters
-from service.core.app import Restify
-from service.core.context import Context
-from service.core.errors import NotFound
-from service.core.extensions import Extension, offered
-from service.core.filter_objects import FILTER, query_text
-from service.core.models import Model
-from service.core.parameters import filter_schema, filtered, search_schema
-from service.core.registry import Resource
-from service.core.schemas import write_body
-from service.core.writes import expected_versions
+from service.core.declarations.app import Restify
+from service.core.declarations.context import Context
+from service.core.declarations.models import Model
+from service.core.declarations.registry import Resource
+from service.core.describing.parameters import filter_schema, filtered, search_schema
+from service.core.describing.schemas import write_body
+from service.core.kernel.errors import NotFound
+from service.core.operations import actions, getters
+from service.core.operations.extensions import Extension, offered
+from service.core.reading.filter_objects import FILTER, query_text
+from service.core.writing.writes import expected_versions
 from service.mcp import guard
 from service.mcp.schemas import confirm_schema, filter_object_schema, id_schema, object_schema, version_schema
 

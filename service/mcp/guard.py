@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.config import Settings
-from service.core import attaching, confirmations, operations
-from service.core.app import Restify
-from service.core.context import Context
-from service.core.errors import Forbidden
-from service.core.models import Model
+from service.core.declarations.app import Restify
+from service.core.declarations.context import Context
+from service.core.declarations.models import Model
+from service.core.kernel.errors import Forbidden
+from service.core.operations import attaching, confirmations, crud as operations
 
 CONFIRM = "confirm"
 

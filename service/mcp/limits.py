@@ -8,7 +8,7 @@ serialized nor given relations, and the relations of those that fit are counted,
 import json
 from typing import Any
 
-from service.core.budget import Room
+from service.core.declarations.budget import Room
 
 ASK_FOR_LESS = ("Ask for less: a smaller perPage, a narrower search or filters, fewer includes, or one record "
                 "at a time with the show tool.")

@@ -7,18 +7,18 @@ their 422/400 bodies are what an agent sees when it sends something the schema f
 from typing import Any
 
 from service.config import Settings
-from service.core.fields import Field
-from service.core.context import Context
-from service.core.description import describe
-from service.core.filter_objects import FILTER
-from service.core.operators import FLAG, Operator, for_type, object_text
-from service.core.parameters import (
+from service.core.declarations.context import Context
+from service.core.declarations.description import describe
+from service.core.declarations.fields import Field
+from service.core.declarations.registry import Resource
+from service.core.describing.parameters import (
     count_schema, cursor_schema, fields_schema, filter_schema, filtered, include_schema, per_page_schema,
     relation_searches, search_schema, sort_schema,
 )
-from service.core.query import relation_sorts
-from service.core.registry import Resource
-from service.core.schemas import write_body
+from service.core.describing.schemas import write_body
+from service.core.kernel.operators import FLAG, Operator, for_type, object_text
+from service.core.reading.filter_objects import FILTER
+from service.core.reading.query import relation_sorts
 
 Schema = dict[str, Any]
 
@@ -63,7 +63,7 @@ def index_schema(resource: Resource, fields: list[Field], settings: Settings) ->
 
 def filter_object_schema(fields: list[Field]) -> Schema:
     """`filter`: per matchable field, an object of the operators its description allows (the shape of
-    GraphQL's `<Type>Filter`), read by `service.core.filter_objects`."""
+    GraphQL's `<Type>Filter`), read by `service.core.reading.filter_objects`."""
     return {"type": "object", "additionalProperties": False,
             "properties": {f.name: _operators_schema(f) for f in fields},
             "description": 'Filters with operators, combined with AND, e.g. {"<field>": {"gte": 10, "lt": 100}} or '

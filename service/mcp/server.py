@@ -17,14 +17,14 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
-from service.core import attaching, operations, profile
-from service.core.app import Restify
-from service.core.budget import Budget
-from service.core.context import Context
-from service.core.errors import answer
-from service.core.filter_objects import FILTER, query_text
-from service.core.models import Model
-from service.core.naming import RESERVED
+from service.core.declarations.app import Restify
+from service.core.declarations.budget import Budget
+from service.core.declarations.context import Context
+from service.core.declarations.models import Model
+from service.core.kernel.errors import answer
+from service.core.kernel.naming import RESERVED
+from service.core.operations import attaching, crud as operations, profile
+from service.core.reading.filter_objects import FILTER, query_text
 from service.mcp import attaching as relation_tools, bulk, extensions, guard, limits
 from service.mcp.tools import ToolRoute, definitions, routes
 

@@ -13,9 +13,9 @@ from typing import Any
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
-from service.core import auth
-from service.core.app import Restify
-from service.core.errors import Unauthenticated, is_unavailable
+from service.core.declarations.app import Restify
+from service.core.kernel.errors import Unauthenticated, is_unavailable
+from service.core.operations import auth
 from service.mcp.server import Caller, build_server
 
 TOKEN_VARIABLE = "RESTIFY_TOKEN"

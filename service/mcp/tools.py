@@ -10,12 +10,12 @@ from dataclasses import dataclass
 
 from mcp import types
 
-from service.core import attaching
-from service.core.app import Restify
-from service.core.context import Context
-from service.core.models import Model
-from service.core.registry import Resource
-from service.core.serializer import TIMESTAMPS, visible
+from service.core.declarations.app import Restify
+from service.core.declarations.context import Context
+from service.core.declarations.models import Model
+from service.core.declarations.registry import Resource
+from service.core.operations import attaching
+from service.core.reading.serializer import TIMESTAMPS, visible
 from service.mcp import attaching as relation_tools, bulk, extensions, guard, schemas
 
 log = logging.getLogger("restify.mcp")

@@ -24,8 +24,8 @@ from mcp.types import INVALID_PARAMS, PARSE_ERROR
 from tornado.web import Application
 
 from service.config import Settings
-from service.core.app import Restify
-from service.core.errors import EndpointUnavailable, MethodNotAllowed, ServerBusy, Unauthenticated
+from service.core.declarations.app import Restify
+from service.core.kernel.errors import EndpointUnavailable, MethodNotAllowed, ServerBusy, Unauthenticated
 from service.http.base import JsonHandler
 from service.mcp.server import Caller, build_server
 

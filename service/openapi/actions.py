@@ -1,4 +1,4 @@
-"""Path items and schemas of actions and getters (service/core/actions.py, getters.py), for the
+"""Path items and schemas of actions and getters (service/core/operations/actions.py, getters.py), for the
 repositories that declare any: listing and running them on the collection and on one record.
 
 `POST <r>/actions?action=<key>` is one operation for every action of the collection, so its body
@@ -7,11 +7,11 @@ required, are in its listing: GET <r>/actions); likewise on one record."""
 from typing import Any
 
 from service.config import Settings
-from service.core import actions, getters
-from service.core.context import Context
-from service.core.extensions import offered
-from service.core.registry import Resource
-from service.core.schemas import write_body
+from service.core.declarations.context import Context
+from service.core.declarations.registry import Resource
+from service.core.describing.schemas import write_body
+from service.core.operations import actions, getters
+from service.core.operations.extensions import offered
 from service.openapi import parameters
 from service.openapi.components import error_responses, json_content, schema_ref
 

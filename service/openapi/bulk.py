@@ -3,9 +3,9 @@ route takes and the list of resources store and update answer. Named `<resource>
 from typing import Any
 
 from service.config import Settings
-from service.core import bulk
-from service.core import schemas as attributes
-from service.core.registry import Resource
+from service.core.declarations.registry import Resource
+from service.core.describing import schemas as attributes
+from service.core.operations import bulk
 from service.openapi.components import schema_ref
 from service.openapi.resources import fields_for, name
 

@@ -1,8 +1,8 @@
-"""Shared components: the error bodies and responses of `service.core.errors`, the
+"""Shared components: the error bodies and responses of `service.core.kernel.errors`, the
 pagination envelope's parts, authorization flags and the bearer security scheme."""
 from typing import Any
 
-from service.core import errors
+from service.core.kernel import errors
 
 Schema = dict[str, Any]
 JSON = "application/json"
@@ -22,7 +22,7 @@ def json_content(schema: Schema) -> dict[str, Any]:
 
 # -- errors -----------------------------------------------------------------------------------
 
-# Every error the REST routes answer, by status, from the error table (`service.core.errors.TABLE`): a
+# Every error the REST routes answer, by status, from the error table (`service.core.kernel.errors.TABLE`): a
 # status's response is named after its first error there and described by all of them.
 RESPONSES = errors.answered(errors.API)
 

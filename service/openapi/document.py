@@ -5,7 +5,7 @@ from importlib import metadata
 from typing import Any
 
 from service.config import Settings
-from service.core.registry import Registry
+from service.core.declarations.registry import Registry
 from service.openapi import actions, bulk, paths, resources
 from service.openapi.components import components
 

@@ -1,7 +1,7 @@
 """`GET <prefix>/openapi.json`: the OpenAPI document of the registry the app serves now."""
 import re
 
-from service.core.app import Restify
+from service.core.declarations.app import Restify
 from service.http.base import JsonHandler
 from service.openapi.document import document_json
 

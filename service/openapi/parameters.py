@@ -1,16 +1,16 @@
-"""Query and path parameters of index, show and profile: the schemas `service.core.parameters`
+"""Query and path parameters of index, show and profile: the schemas `service.core.describing.parameters`
 describes for every door, as OpenAPI parameters."""
 from typing import Any
 
 from service.config import Settings
-from service.core.description import INT64
-from service.core.fields import Field
-from service.core.context import Context
-from service.core.parameters import (count_schema, cursor_schema, fieldset_lists, fieldset_schema, filter_schema,
-                                     filtered, include_schema, operator_schemas, per_page_schema, relation_searches,
-                                     search_schema, sort_schema)
-from service.core.query import relation_sorts
-from service.core.registry import Resource
+from service.core.declarations.context import Context
+from service.core.declarations.description import INT64
+from service.core.declarations.fields import Field
+from service.core.declarations.registry import Resource
+from service.core.describing.parameters import (count_schema, cursor_schema, fieldset_lists, fieldset_schema,
+                                                filter_schema, filtered, include_schema, operator_schemas,
+                                                per_page_schema, relation_searches, search_schema, sort_schema)
+from service.core.reading.query import relation_sorts
 
 Schema = dict[str, Any]
 

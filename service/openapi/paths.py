@@ -3,13 +3,13 @@ and the document itself (the routes `service.console.application` composes)."""
 from typing import Any
 
 from service.config import Settings
-from service.core import attaching
-from service.core.context import Context
-from service.core.naming import pascal
-from service.core.profile import _fallback_fields as profile_fallback_fields
-from service.core.registry import Registry, Resource
-from service.core.schemas import write_body
-from service.core.uploads import CONTENT_TYPES
+from service.core.declarations.context import Context
+from service.core.declarations.registry import Registry, Resource
+from service.core.describing.schemas import write_body
+from service.core.kernel.naming import pascal
+from service.core.operations import attaching
+from service.core.operations.profile import _fallback_fields as profile_fallback_fields
+from service.core.writing.uploads import CONTENT_TYPES
 from service.openapi import parameters, resources
 from service.openapi.components import JSON, error_responses, json_content, schema_ref
 
@@ -86,7 +86,7 @@ def repository_paths(resource: Resource, settings: Settings) -> dict[str, Schema
     collection = {
         "get": _operation(
             f"{n}.index", n, f"List {n}",
-            # 429: an expensive query (service/core/admission.py) while its turns are taken.
+            # 429: an expensive query (service/core/reading/admission.py) while its turns are taken.
             {**_ok(f"A page of {n} the user may see.", ref("Page")), **error_responses(400, 403, 429)}, security,
             parameters=parameters.index_parameters(resource, resources.fields_for(resource, "index"), settings)),
         "post": _operation(f"{n}.store", n, f"Create a {n} record", created(), security,

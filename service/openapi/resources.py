@@ -5,13 +5,13 @@ Named `<resource>.<Part>` (`posts.Resource`, `posts.Store`...), so related resou
 refer to each other by `$ref` and recursive relations stay finite."""
 from typing import Any
 
-from service.core.context import Context
-from service.core.description import describe
-from service.core.fields import Field
-from service.core.registry import Resource
-from service.core.serializer import TIMESTAMPS, visible
-from service.core.validation import writable
-from service.core import schemas as attributes
+from service.core.declarations.context import Context
+from service.core.declarations.description import describe
+from service.core.declarations.fields import Field
+from service.core.declarations.registry import Resource
+from service.core.describing import schemas as attributes
+from service.core.reading.serializer import TIMESTAMPS, visible
+from service.core.writing.validation import writable
 from service.openapi.components import schema_ref
 
 Schema = dict[str, Any]
@@ -35,7 +35,7 @@ def name(resource_name: str, part: str) -> str:
 
 
 def attributes_schema(fields: list[Field]) -> Schema:
-    """Every visible field, then the timestamps (`service.core.serializer.attributes`). None is required:
+    """Every visible field, then the timestamps (`service.core.reading.serializer.attributes`). None is required:
     sparse fieldsets (`fields[<type>]`) answer only the names asked for; without them every one comes."""
     properties = {f.name: attributes.output_schema(f) for f in visible(fields)}
     for stamp in TIMESTAMPS:

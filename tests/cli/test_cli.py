@@ -17,7 +17,7 @@ def test_repository_command_writes_a_repository_bound_by_name(app_copy):
     assert result.stdout.splitlines()[0] == f"Created {written}"
     again = restify("repository", "BlogPostRepository", app_dir=app_copy)
     assert again.returncode == 2 and "already exists; not overwriting it" in again.stderr
-    from service.core.registry import load_app
+    from service.core.declarations.registry import load_app
     assert load_app(app_copy).get("blog_posts") is not None
 
 

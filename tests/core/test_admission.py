@@ -1,4 +1,4 @@
-"""What an index query costs (service/core/admission.py): which queries are classed expensive, whose
+"""What an index query costs (service/core/reading/admission.py): which queries are classed expensive, whose
 turn each takes, and how turns are given and refused."""
 import asyncio
 import time
@@ -7,12 +7,12 @@ import pytest
 
 from service import field
 from service.config import Settings
-from service.core.admission import Admission, expense, owner
-from service.core.context import Context
-from service.core.errors import Busy
-from service.core.models import Model
-from service.core.query import IndexQuery, parse_index
-from service.core.relations import BelongsTo
+from service.core.declarations.context import Context
+from service.core.declarations.models import Model
+from service.core.declarations.relations import BelongsTo
+from service.core.kernel.errors import Busy
+from service.core.reading.admission import Admission, expense, owner
+from service.core.reading.query import IndexQuery, parse_index
 from tests.conftest import ROOT
 
 FIELDS = [field("title").searchable().sortable(), field("views").numeric().matchable().sortable(),

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from service import field
-from service.core.constraints import Check, Target
-from service.core.description import describe
-from service.core.schemas import input_schema, output_schema, write_body
-from service.core.uploads import Upload, check
-from service.core.indexes import unique_indexes
-from service.core.validation import writable
+from service.core.declarations.constraints import Check, Target
+from service.core.declarations.description import describe
+from service.core.declarations.indexes import unique_indexes
+from service.core.describing.schemas import input_schema, output_schema, write_body
+from service.core.writing.uploads import Upload, check
+from service.core.writing.validation import writable
 from tests.core.test_rules import error_for as message
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -119,13 +119,13 @@ def test_unique_indexes_are_read_from_every_rule_list():
 
 # -- nobody else reads rule strings ------------------------------------------------------------------------
 
-READERS = {"service/core/constraints.py", "service/core/description.py", "service/core/rules.py",
-           "service/core/fields.py"}
+READERS = {"service/core/declarations/constraints.py", "service/core/declarations/description.py", "service/core/declarations/rules.py",
+           "service/core/declarations/fields.py"}
 RULE_STRINGS = {"rule_list", "storing_rule_list", "updating_rule_list", "rules_for", "parse"}
 
 
 def test_no_module_but_the_rules_engine_reads_rule_strings():
-    """Rule strings are read by `service.core.constraints` (and checked by `service.core.rules`); every
+    """Rule strings are read by `service.core.declarations.constraints` (and checked by `service.core.declarations.rules`); every
     other module reads the description."""
     readers = set()
     for path in sorted((ROOT / "service").rglob("*.py")):

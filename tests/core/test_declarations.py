@@ -6,8 +6,8 @@ from textwrap import dedent
 import pytest
 
 from service import BelongsTo, DeclarationError, HasMany, Model, Policy, Repository, belongs_to, field, has_many, model
-from service.core import models as model_registry
-from service.core.registry import build_registry, load_app
+from service.core.declarations import models as model_registry
+from service.core.declarations.registry import build_registry, load_app
 
 WAYS = ("the @model(...) decorator; a `model = ...` class property (class or dotted path); "
         "naming it after the model (PostRepository -> Post in the models module)")

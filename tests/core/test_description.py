@@ -9,16 +9,16 @@ from graphql import get_named_type
 
 from service import Model, Policy, Repository, field, model
 from service.config import Settings
-from service.core import models as model_registry
-from service.core.description import describe
-from service.core.errors import BadRequest
-from service.core.query import parse_index
-from service.core.registry import build_registry, load_app
-from service.core.validation import compiled_rules
+from service.console.application import make_app
+from service.core.declarations import models as model_registry
+from service.core.declarations.description import describe
+from service.core.declarations.registry import build_registry, load_app
+from service.core.kernel.errors import BadRequest
+from service.core.reading.query import parse_index
+from service.core.writing.validation import compiled_rules
 from service.graphql.config import GraphQLConfig
 from service.graphql.generator import build_schema_objects
 from service.graphql.service import GraphQLService
-from service.console.application import make_app
 from service.mcp import schemas as mcp_schemas
 from service.openapi import build_document
 from tests.conftest import ROOT

@@ -1,5 +1,5 @@
 """Storage's refusals as the domain errors every front door maps (`from_storage`)."""
-from service.core.errors import (
+from service.core.kernel.errors import (
     API, LIVE, MCP, OPS, TABLE, BadRequest, EndpointUnavailable, LiveUnavailable, NotFound, NotReady, RestifyError,
     ServiceUnavailable, TooManyRequests, ValidationFailed, answer, from_storage, is_unavailable,
 )
@@ -77,7 +77,7 @@ def _every_error_class() -> set[type]:
 def test_every_error_with_a_status_is_in_the_table_once():
     assert len(TABLE) == len(set(TABLE))
     assert _every_error_class() == set(TABLE)
-    assert all(error.__module__ == "service.core.errors" for error in TABLE)
+    assert all(error.__module__ == "service.core.kernel.errors" for error in TABLE)
     assert all(error.where in (API, LIVE, MCP, OPS) and error.when for error in TABLE)
 
 
@@ -95,4 +95,4 @@ def test_no_door_writes_an_error_status_by_hand():
     doors = Path(__file__).resolve().parents[2] / "service"
     by_hand = re.compile(r"status\s*=\s*[45]\d\d\b|set_status\(\s*[45]\d\d|status, code(, default_message)? = [45]")
     found = {str(path.relative_to(doors.parent)) for path in doors.rglob("*.py") if by_hand.search(path.read_text())}
-    assert found == {"service/core/errors.py"}
+    assert found == {"service/core/kernel/errors.py"}

@@ -1,11 +1,11 @@
-"""How repositories list actions and getters (service/core/extensions.py): an instance method or a
+"""How repositories list actions and getters (service/core/operations/extensions.py): an instance method or a
 classmethod, classes or instances, checked so that a mistake names the repository."""
 import pytest
 
 from service import Action, Context, DeclarationError, Getter, Repository
-from service.core.actions import available
-from service.core.extensions import declared
-from service.core.registry import Resource
+from service.core.declarations.registry import Resource
+from service.core.operations.actions import available
+from service.core.operations.extensions import declared
 from repositories.models import Post
 
 

@@ -5,12 +5,12 @@ import pytest
 
 from service import field
 from service.config import Settings
-from service.core.context import Context
-from service.core.errors import BadRequest
-from service.core.filter_objects import FILTER, apply_filter, index_query, object_operators
-from service.core.matching import satisfies
-from service.core.query import IndexQuery, parse_index
-from service.core.description import describe
+from service.core.declarations.context import Context
+from service.core.declarations.description import describe
+from service.core.kernel.errors import BadRequest
+from service.core.kernel.matching import satisfies
+from service.core.reading.filter_objects import FILTER, apply_filter, index_query, object_operators
+from service.core.reading.query import IndexQuery, parse_index
 from tests.conftest import ROOT
 
 FIELDS = [

@@ -1,7 +1,7 @@
 """Readiness: probes that arrive together share one database ping."""
 import asyncio
 
-from service.core.health import Readiness
+from service.core.kernel.health import Readiness
 
 
 async def test_concurrent_checks_share_one_ping(db, commands):

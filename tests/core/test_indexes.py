@@ -5,9 +5,9 @@ import sys
 import pytest
 
 from service import any_of
-from service.core.indexes import index_plan, scope_fields, states
-from service.core.policies import Policy, PolicyMap
-from service.core.registry import Registry, load_app
+from service.core.declarations.indexes import index_plan, scope_fields, states
+from service.core.declarations.policies import Policy, PolicyMap
+from service.core.declarations.registry import Registry, load_app
 from storage import DuplicateKey
 
 EMBEDDED = not os.environ.get("MONGODB_URI")

@@ -1,4 +1,4 @@
-"""The filter operators are one table (`service.core.operators`). These tests walk it: every entry a
+"""The filter operators are one table (`service.core.kernel.operators`). These tests walk it: every entry a
 field's type allows is read alike by REST's brackets, the filter objects of GraphQL and MCP and a
 policy's scope, documented by OpenAPI, MCP and GraphQL, compiled by storage and tested by the matcher,
 so a new entry is checked on every door without a new test."""
@@ -7,11 +7,12 @@ import re
 import pytest
 
 from service import field
-from service.core.context import Context
-from service.core.errors import BadRequest
-from service.core.filter_objects import FILTER, index_query
-from service.core.matching import satisfies
-from service.core.operators import (
+from service.core.declarations.context import Context
+from service.core.declarations.scopes import admits, compile_alternatives
+from service.core.describing.parameters import operator_schemas
+from service.core.kernel.errors import BadRequest
+from service.core.kernel.matching import satisfies
+from service.core.kernel.operators import (
     BY_OBJECT_NAME,
     CONDITIONS,
     EXACT,
@@ -23,9 +24,8 @@ from service.core.operators import (
     Operator,
     for_type,
 )
-from service.core.parameters import operator_schemas
-from service.core.query import parse_index
-from service.core.scopes import admits, compile_alternatives
+from service.core.reading.filter_objects import FILTER, index_query
+from service.core.reading.query import parse_index
 from service.graphql.config import GraphQLConfig
 from service.graphql.generator import _scalar
 from service.graphql.index_types import IndexTypes

@@ -4,8 +4,8 @@ import threading
 
 import pytest
 
-from service.core.errors import TooManyRequests
-from service.core.passwords import Passwords
+from service.core.kernel.errors import TooManyRequests
+from service.core.kernel.passwords import Passwords
 
 
 def cheap(**lane: int) -> Passwords:

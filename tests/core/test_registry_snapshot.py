@@ -5,10 +5,10 @@ import uuid
 
 import pytest
 
-from service.core import auth, operations
-from service.core.context import Context
-from service.core.errors import Forbidden
-from service.core.registry import load_app
+from service.core.declarations.context import Context
+from service.core.declarations.registry import load_app
+from service.core.kernel.errors import Forbidden
+from service.core.operations import auth, crud as operations
 from storage import DuplicateKey
 
 PASSWORD = "secret-pass"

@@ -5,9 +5,9 @@ import pytest
 import voluptuous as vol
 
 from service import ValidationFailed, field
-from service.core.description import to_boolean
-from service.core.rules import FieldRules
-from service.core.validation import validate
+from service.core.declarations.description import to_boolean
+from service.core.declarations.rules import FieldRules
+from service.core.writing.validation import validate
 from tests.booleans import REFUSED, TYPED
 
 

@@ -2,7 +2,7 @@
 the same rule run as a query on the database."""
 import pytest
 
-from service.core.scopes import admits, compile_alternatives
+from service.core.declarations.scopes import admits, compile_alternatives
 from storage import Filter
 from tests.storage.test_conformance import PEOPLE, seed
 

@@ -1,15 +1,15 @@
 """The read rule (`allow_restify`, the policy's `scope` inside the query, then `show`) composed once
-(`service.core.visibility`): its reads agree with each other and with the in-process test the live
+(`service.core.reading.visibility`): its reads agree with each other and with the in-process test the live
 feeds use, and no other module composes it."""
 import re
 from pathlib import Path
 
 import pytest
 
-from service.core import visibility
-from service.core.models import Model
-from service.core.policies import Policy, PolicyMap, any_of
-from service.core.registry import Registry
+from service.core.declarations.models import Model
+from service.core.declarations.policies import Policy, PolicyMap, any_of
+from service.core.declarations.registry import Registry
+from service.core.reading import visibility
 from storage import Filter
 from tests.http.test_index_queries import seed_post
 
@@ -92,4 +92,4 @@ def test_no_other_module_composes_the_read_rule():
     composing = re.compile(r"\.shows\(|policies\.scope\(|policies\.restrict\(|\.gate\([^)]*\)\.shows")
     found = {str(path.relative_to(ROOT)) for path in (ROOT / "service").rglob("*.py")
              if composing.search(path.read_text())}
-    assert found == {"service/core/visibility.py"}
+    assert found == {"service/core/reading/visibility.py"}

@@ -1,4 +1,4 @@
-"""Every write of a record takes the one write path (`service.core.writes`): no other module stamps
+"""Every write of a record takes the one write path (`service.core.writing.writes`): no other module stamps
 timestamps or runs the repository's hooks itself (attach, detach and sync included)."""
 import re
 from pathlib import Path
@@ -11,4 +11,4 @@ def test_only_the_write_path_runs_hooks_and_stamps_records():
     own_steps = re.compile(rf"run_hook\(|repository\.({HOOKS})\b|\[\"(created_at|updated_at)\"\]\s*=")
     found = {str(path.relative_to(ROOT)) for path in (ROOT / "service").rglob("*.py")
              if own_steps.search(path.read_text())}
-    assert found == {"service/core/writes.py"}
+    assert found == {"service/core/writing/writes.py"}

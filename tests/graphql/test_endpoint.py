@@ -13,13 +13,13 @@ import pytest
 from graphql import get_introspection_query, print_schema
 from tornado.web import Application
 
-from service.core.app import Restify
+from service.console.application import make_app
+from service.core.declarations.app import Restify
 from service.graphql.config import GraphQLConfig
 from service.graphql.executor import load_resolver_classes
 from service.graphql.generator import render
-from service.graphql.service import GraphQLService
-from service.console.application import make_app
 from service.graphql.handler import GraphQLHandler, graphql_routes
+from service.graphql.service import GraphQLService
 from storage import Filter
 from tests.http.test_index_queries import STAMP_JSON, seed, seed_post
 

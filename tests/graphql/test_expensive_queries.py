@@ -1,7 +1,7 @@
 """GraphQL lists and pages obey the query limits of every door (tests/http/test_expensive_queries.py):
 `in` lists of at most `query.max_in_values` values, search texts of at most `query.max_search_length`
 characters, and expensive queries that take turns, refused as TOO_MANY_REQUESTS."""
-from service.core.admission import admission
+from service.core.reading.admission import admission
 from tests.graphql.test_endpoint import run
 from tests.http.test_expensive_queries import own_turn
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from graphql import build_schema, print_schema
 
-from service.core.errors import DeclarationError
-from service.core.registry import Registry, load_app
+from service.core.declarations.registry import Registry, load_app
+from service.core.kernel.errors import DeclarationError
 from service.graphql.config import GraphQLConfig, load_graphql_config
 from service.graphql.generator import render
 

@@ -3,8 +3,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from service.core import auth
-from service.core.serializer import iso
+from service.core.operations import auth
+from service.core.reading.serializer import iso
 
 PASSWORD = "secret-pass"
 

@@ -3,7 +3,7 @@ in chunks of 200), on one record (If-Match), standalone; policies refuse before 
 import pytest
 
 from service import Action, Policy
-from service.core.extensions import kebab, words
+from service.core.operations.extensions import kebab, words
 from tests.extensions import PREFIX, Installed, insert_posts, scope_posts_to_their_authors
 from tests.hooks import PostHooks
 

@@ -6,8 +6,8 @@ import re
 import pytest
 
 import storage
-from service.core import auth
-from service.core.registry import load_app
+from service.core.declarations.registry import load_app
+from service.core.operations import auth
 
 PREFIX = "/api/restify"
 INVALID = "The given data was invalid."

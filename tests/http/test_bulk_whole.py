@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from service.core import all_or_none
+from service.core.operations import all_or_none
 from storage import JOURNAL, Filter
 from tests.interleave import Interleave, on_loop
 

@@ -1,5 +1,5 @@
 """Queries that could keep the database busy for everyone: bounded `in` lists, and expensive queries
-that take turns (service/core/admission.py), over real HTTP on the server `restify serve` runs.
+that take turns (service/core/reading/admission.py), over real HTTP on the server `restify serve` runs.
 
 An expensive query is held inside its turn by the admission's `on_admit` hook, or a turn is taken
 directly through the running application's admission object: nothing depends on timing."""
@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from service.core.admission import admission
+from service.core.reading.admission import admission
 from tests.http.test_index_queries import POSTS, bad_request, seed_post
 from tests.http.test_proxy_headers import http_server  # noqa: F401  (a fixture: the server `restify serve` runs)
 

@@ -8,8 +8,8 @@ from urllib.parse import quote
 
 import pytest
 
-from service.core.errors import DeclarationError
-from service.core.registry import load_app
+from service.core.declarations.registry import load_app
+from service.core.kernel.errors import DeclarationError
 from tests.http.test_index_queries import (  # noqa: F401  (config, registry: fixtures)
     POSTS, ROOT, bad_request, config, registry, replace, seed, seed_post, titles, url)
 

@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from service.core.health import READY_TIMEOUT, Readiness
+from service.core.kernel.health import READY_TIMEOUT, Readiness
 from storage import EmbeddedServer, connect
 
 # A probe gives up after READY_TIMEOUT (1 s): on a machine whose cores are taken by other work, a ping

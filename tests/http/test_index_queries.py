@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 import pytest
 from bson import ObjectId
 
-from service.core.registry import load_app
+from service.core.declarations.registry import load_app
 from storage.ids import new_id
 
 ROOT = Path(__file__).resolve().parents[2]

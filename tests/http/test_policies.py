@@ -5,7 +5,7 @@ import pytest
 
 import storage
 from service import Model, Policy, Repository, field
-from service.core.registry import build_registry, load_app
+from service.core.declarations.registry import build_registry, load_app
 from tests.conftest import ROOT
 
 PREFIX = "/api/restify"
@@ -304,7 +304,7 @@ class TestPoliciesFailClosed:
 
 
 # -- what a user may not see cannot be learned ----------------------------------------------------
-from service.core import policies as policies_module  # noqa: E402
+from service.core.declarations import policies as policies_module  # noqa: E402
 from tests.policy_rules import published_or_own_scope, published_or_own_show, rules  # noqa: E402,F401
 
 MISSING_ID = "0" * 24

@@ -4,8 +4,8 @@ import sys
 
 import pytest
 
-from service.core.errors import DeclarationError
-from service.core.registry import load_app
+from service.core.declarations.registry import load_app
+from service.core.kernel.errors import DeclarationError
 from tests.http.test_index_queries import bad_request, seed, seed_post
 from tests.policy_rules import rules  # noqa: F401  (a fixture)
 

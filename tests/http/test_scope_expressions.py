@@ -5,8 +5,8 @@ import logging
 import pytest
 
 from service import Policy, any_of
-from service.core.errors import DeclarationError
-from service.core.registry import build_registry, load_app
+from service.core.declarations.registry import build_registry, load_app
+from service.core.kernel.errors import DeclarationError
 from tests.conftest import ROOT
 from tests.http.test_index_queries import seed, seed_post
 from tests.policy_rules import rules  # noqa: F401  (a fixture)

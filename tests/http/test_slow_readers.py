@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from service.core.operations import now
+from service.core.operations.crud import now
 from service.http.sending import BACKLOG, CHUNK
 from service.mcp import endpoints
 from tests.http.test_proxy_headers import http_server  # noqa: F401 - the server `restify serve` runs

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from service.core.errors import DeclarationError
-from service.core.registry import build_registry
 from service import Repository, field, model, Model
+from service.core.declarations.registry import build_registry
+from service.core.kernel.errors import DeclarationError
 from tests.images import GIF, multipart, png
 
 PROFILE = "/api/restify/profile"

@@ -3,9 +3,9 @@ import asyncio
 
 import pytest
 
-from service.core.context import Context
-from service.core.feeds import feeds
-from service.core.subscription import ConsumerTooSlow
+from service.core.declarations.context import Context
+from service.core.live.feeds import feeds
+from service.core.live.subscription import ConsumerTooSlow
 from storage import Change
 
 # Seconds to wait for an event before failing: it bounds a hang, so it leaves room for a busy machine.

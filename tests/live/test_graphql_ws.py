@@ -8,7 +8,7 @@ import websockets
 from gql import Client, gql
 from gql.transport.websockets import WebsocketsTransport
 
-from service.core.feeds import feeds
+from service.core.live.feeds import feeds
 from tests.live.conftest import PREFIX, WAIT
 
 PROTOCOL = "graphql-transport-ws"

@@ -4,7 +4,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-import service.core.feeds
+import service.core.live.feeds
 from tests.live.conftest import PREFIX
 
 UNAUTHENTICATED = {"message": "Unauthenticated."}
@@ -252,7 +252,7 @@ def short_tokens(config, monkeypatch):
     with expires as soon as it is open, however long opening took (a real second-long lifetime can end
     before a busy machine has opened the stream)."""
     config["auth"]["token_ttl"] = TOKEN_TTL
-    monkeypatch.setattr(service.core.feeds, "datetime", _TenMinutesAhead)
+    monkeypatch.setattr(service.core.live.feeds, "datetime", _TenMinutesAhead)
     return config
 
 

@@ -1,5 +1,5 @@
 """The tool list follows the registry the app serves: nothing is cached at start-up."""
-from service.core.registry import Registry
+from service.core.declarations.registry import Registry
 from tests.mcp.conftest import ok
 from tests.mcp.test_tools_list import DEMO_TOOLS
 

@@ -4,7 +4,7 @@ import socket
 from mcp import Client
 
 from service.config import Settings
-from service.core.app import Restify
+from service.core.declarations.app import Restify
 from service.mcp.server import Caller, build_server, query_params
 from storage.client import Database
 

@@ -5,9 +5,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from service import Model, Policy, Repository, field, model
-from service.core.errors import DeclarationError
-from service.core.parameters import count_schema, cursor_schema
-from service.core.registry import build_registry, load_app
+from service.core.declarations.registry import build_registry, load_app
+from service.core.describing.parameters import count_schema, cursor_schema
+from service.core.kernel.errors import DeclarationError
 from service.mcp.schemas import filter_object_schema
 from tests.conftest import ROOT
 

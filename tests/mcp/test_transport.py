@@ -13,8 +13,8 @@ from tornado.simple_httpclient import SimpleAsyncHTTPClient
 from tornado.testing import bind_unused_port
 
 from service.config import Settings
-from service.core.app import Restify
 from service.console.application import make_app
+from service.core.declarations.app import Restify
 from service.mcp import endpoints
 from tests.mcp.conftest import ok
 

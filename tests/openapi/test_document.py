@@ -11,8 +11,9 @@ from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 
 from service import Model, Policy, Repository, field
 from service.config import Settings, load_settings
-from service.core import errors, models as model_registry
-from service.core.registry import build_registry, load_app
+from service.core.declarations import models as model_registry
+from service.core.declarations.registry import build_registry, load_app
+from service.core.kernel import errors
 from service.openapi import build_document
 from tests.conftest import ROOT
 from tests.processes import RUN_WAIT

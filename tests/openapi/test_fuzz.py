@@ -31,7 +31,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from service.config import load_settings
-from service.core.registry import load_app
+from service.core.declarations.registry import load_app
 from service.openapi import build_document
 from tests.conftest import ROOT
 from tests.images import multipart, png

@@ -1,0 +1,180 @@
+"""Field declarations: a fluent builder. What its values are (type, coercion, operators) is read
+from this state once, by `service.core.declarations.description`, which every door uses."""
+import sys
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+from service.core.kernel.errors import DeclarationError
+
+_NO_DEFAULT = object()
+
+
+def _split(rules: tuple[str | list[str], ...]) -> list[str]:
+    flat: list[str] = []
+    for rule in rules:
+        items = rule if isinstance(rule, (list, tuple)) else str(rule).split("|")
+        flat.extend(item.strip() for item in items if item and item.strip())
+    return flat
+
+
+def _declared_at() -> tuple[str, int] | None:
+    """file and line of the code that called field(...): where an author looks for a bad declaration."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
+
+
+class Field:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.declared_at = _declared_at()
+        self.kind = "string"
+        self.rule_list: list[str] = []
+        self.storing_rule_list: list[str] = []
+        self.updating_rule_list: list[str] = []
+        self.message_map: dict[str, str] = {}
+        self.default_value: Any = _NO_DEFAULT
+        self.is_nullable = False
+        self.is_searchable = False
+        self.is_sortable = False
+        self.is_matchable = False
+        self.is_readonly = False
+        self.is_hidden = False
+        self.value_callback: Callable[[Any], Any] | None = None
+        self.file_name: str | None = None
+        self.disk_name: str | None = None
+        self.directory: str | None = None
+
+    # -- validation ---------------------------------------------------------
+    def required(self) -> "Field":
+        return self.rules("required")
+
+    def nullable(self) -> "Field":
+        self.is_nullable = True
+        return self
+
+    def rules(self, *rules: str | list[str]) -> "Field":
+        self.rule_list.extend(_split(rules))
+        return self
+
+    def storing_rules(self, *rules: str | list[str]) -> "Field":
+        self.storing_rule_list.extend(_split(rules))
+        return self
+
+    def updating_rules(self, *rules: str | list[str]) -> "Field":
+        self.updating_rule_list.extend(_split(rules))
+        return self
+
+    def messages(self, messages: dict[str, str]) -> "Field":
+        self.message_map.update(messages)
+        return self
+
+    def default(self, value: Any) -> "Field":
+        self.default_value = value
+        return self
+
+    @property
+    def has_default(self) -> bool:
+        return self.default_value is not _NO_DEFAULT
+
+    def value(self, callback: Callable[[Any], Any]) -> "Field":
+        """Always fill this field from `callback(context)` on store, whatever the body says."""
+        self.value_callback = callback
+        return self
+
+    # -- kinds --------------------------------------------------------------
+    def _kind(self, kind: str) -> "Field":
+        self.kind = kind
+        return self
+
+    def string(self) -> "Field":
+        return self._kind("string")
+
+    def textarea(self) -> "Field":
+        return self._kind("textarea")
+
+    def numeric(self) -> "Field":
+        return self._kind("numeric")
+
+    def boolean(self) -> "Field":
+        return self._kind("boolean")
+
+    def date(self) -> "Field":
+        return self._kind("date")
+
+    def image(self) -> "Field":
+        return self._kind("image")
+
+    def password(self) -> "Field":
+        """Write-only: stored as a password hash and never serialized."""
+        self.is_hidden = True
+        self.check_hidden()
+        return self._kind("password")
+
+    # -- files --------------------------------------------------------------
+    def store_as(self, name: str) -> "Field":
+        self.file_name = name
+        return self
+
+    def disk(self, name: str) -> "Field":
+        self.disk_name = name
+        return self
+
+    def path(self, directory: str) -> "Field":
+        self.directory = directory
+        return self
+
+    # -- exposure -----------------------------------------------------------
+    def searchable(self) -> "Field":
+        self.is_searchable = True
+        self.check_hidden()
+        return self
+
+    def sortable(self) -> "Field":
+        self.is_sortable = True
+        self.check_hidden()
+        return self
+
+    def matchable(self) -> "Field":
+        self.is_matchable = True
+        self.check_hidden()
+        return self
+
+    def readonly(self) -> "Field":
+        self.is_readonly = True
+        return self
+
+    def hidden(self) -> "Field":
+        self.is_hidden = True
+        self.check_hidden()
+        return self
+
+    def check_hidden(self) -> None:
+        """A hidden field answers no question about its values: a filter on it tells who has a value,
+        and a sort on it orders records by it (and puts it in the cursors of the pages). So hidden
+        (password fields included) excludes matchable, sortable and searchable, in any order."""
+        exposed = [name for name, on in (("matchable", self.is_matchable), ("sortable", self.is_sortable),
+                                          ("searchable", self.is_searchable)) if on]
+        if self.is_hidden and exposed:
+            error = DeclarationError(f"field {self.name!r} is hidden, so it cannot be {' or '.join(exposed)}: "
+                                     "filters, sort orders and search would reveal its values")
+            error.location = self.declared_at
+            raise error
+
+    # -- derived ------------------------------------------------------------
+    @property
+    def is_file(self) -> bool:
+        return self.kind == "image"
+
+    def rules_for(self, action: str) -> list[str]:
+        extra = self.storing_rule_list if action == "store" else self.updating_rule_list
+        return self.rule_list + extra
+
+    def __repr__(self) -> str:
+        return f"<Field {self.name} {self.kind}>"
+
+
+def field(name: str) -> Field:
+    return Field(name)

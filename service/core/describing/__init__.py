@@ -1,0 +1,4 @@
+"""The JSON Schemas and parameters the doors publish.
+
+May import: kernel, declarations, reading, identity, writing.
+"""

@@ -1,0 +1,4 @@
+"""Who is asking: tokens and throttles.
+
+May import: kernel, declarations, reading.
+"""

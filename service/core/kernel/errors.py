@@ -1,0 +1,273 @@
+"""Domain errors raised by the operations; each front door maps them once.
+
+    RestifyError
+    ├── BadRequest              400  malformed JSON or query
+    │   └── MalformedRequest    400  the HTTP request itself (refused by the HTTP server)
+    ├── ResponseTooLarge        400  the answer would be larger than `server.max_response_bytes`
+    ├── Unauthenticated         401  no valid bearer token where one is needed
+    ├── Forbidden               403  a policy said no
+    ├── NotFound                404  no such resource or record
+    ├── MethodNotAllowed        405
+    ├── PreconditionFailed      412  the record changed since the client read it (If-Match, `version`)
+    ├── PayloadTooLarge         413
+    ├── UriTooLong              414
+    ├── ValidationFailed        422  field errors
+    ├── TooManyRequests         429  (Retry-After)
+    │   └── Busy                429  an expensive query while its turns are taken (service/core/reading/admission.py)
+    ├── LiveUnavailable         501  live changes without change streams
+    ├── ServiceUnavailable      503  the database is unreachable
+    ├── ServerBusy              503  too many bytes already wait to be sent to clients (Retry-After)
+    ├── EndpointUnavailable     503  the MCP endpoint is stopped or not started
+    └── NotReady                503  readiness: the database does not answer a probe
+    DeclarationError                 a broken repository declaration, raised at start-up
+    └── NotAnApplication             the directory holds no application package
+
+`TABLE` lists every error with a status; each says where it is answered and when, for people: the
+OpenAPI document's error responses are built from it. Storage's own refusals become domain errors in one
+place, `from_storage`; `answer` gives what every door says for any error (status, body, code), so
+REST, GraphQL and MCP only wrap it.
+"""
+import logging
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from storage import Stale, Unavailable, Unstorable
+
+log = logging.getLogger("restify.errors")
+
+
+API, LIVE, MCP, OPS = "api", "live", "mcp", "ops"  # where an error is answered
+
+
+class RestifyError(Exception):
+    status = 500
+    code = "INTERNAL"
+    default_message = "Server error."
+    retry_after: int | None = None  # seconds, sent as `Retry-After`
+    # Where it is answered (API: the REST routes, which the OpenAPI document describes; LIVE: live feeds;
+    # MCP: the /mcp endpoint itself; OPS: /readyz), and when, for people (OpenAPI's descriptions).
+    where: ClassVar[str] = API
+    when: ClassVar[str] = ""
+
+    def __init__(self, message: str | None = None) -> None:
+        self.message = message or self.default_message
+        super().__init__(self.message)
+
+    @classmethod
+    def example(cls) -> "RestifyError":
+        """One error of this kind, as documentation shows it."""
+        return cls()
+
+    def body(self) -> dict[str, Any]:
+        return {"message": self.message}
+
+
+class BadRequest(RestifyError):
+    status, code, default_message = 400, "BAD_REQUEST", "Bad request."
+    when = "Malformed JSON, a body that is not an object, or a malformed query (page, perPage, sort, related...)."
+
+    def __init__(self, message: str | None = None, errors: dict[str, list[str]] | None = None) -> None:
+        super().__init__(message)
+        self.errors = errors
+
+    def body(self) -> dict[str, Any]:
+        body = super().body()
+        if self.errors:
+            body["errors"] = self.errors
+        return body
+
+
+class MalformedRequest(BadRequest):
+    """A request the HTTP server refuses before any route reads it (a malformed header or body framing)."""
+    default_message = "The request is malformed."
+    when = "A request the HTTP server cannot read (its header or body framing)."
+
+
+class Unauthenticated(RestifyError):
+    status, code, default_message = 401, "UNAUTHENTICATED", "Unauthenticated."
+    when = ("No valid bearer token where one is needed, an invalid token on any route, a guest refused by a "
+            "policy, or (login) credentials that do not match.")
+
+
+class Forbidden(RestifyError):
+    status, code, default_message = 403, "FORBIDDEN", "This action is unauthorized."
+    when = "A logged-in user refused by the repository's policy."
+
+
+class NotFound(RestifyError):
+    status, code, default_message = 404, "NOT_FOUND", "Not found."
+    when = "No such resource or record."
+
+
+class MethodNotAllowed(RestifyError):
+    status, code, default_message = 405, "METHOD_NOT_ALLOWED", "Method not allowed."
+    when = "The path exists but not with this method (also CORS preflights while CORS is off)."
+
+
+class PreconditionFailed(RestifyError):
+    status, code, default_message = 412, "PRECONDITION_FAILED", "The record was changed since you read it."
+    when = "If-Match named another version: the record was changed since it was read; nothing was written."
+
+
+class PayloadTooLarge(RestifyError):
+    status, code, default_message = 413, "PAYLOAD_TOO_LARGE", "The request body is too large."
+    when = "The body is above server.max_body_bytes (JSON) or server.max_upload_bytes (multipart)."
+
+
+class ValidationFailed(RestifyError):
+    status, code, default_message = 422, "VALIDATION_FAILED", "The given data was invalid."
+    when = "Field errors, one message per field: the first rule that failed."
+
+    def __init__(self, errors: dict[str, list[str]], message: str | None = None) -> None:
+        super().__init__(message)
+        self.errors = errors
+
+    def body(self) -> dict[str, Any]:
+        return {"message": self.message, "errors": self.errors}
+
+    @classmethod
+    def example(cls) -> "ValidationFailed":
+        return cls({"title": ["The title field is required."]})
+
+
+class UriTooLong(RestifyError):
+    status, code, default_message = 414, "URI_TOO_LONG", "The query string is too long."
+    when = "The query string is above server.max_query_bytes."
+
+
+class TooManyRequests(RestifyError):
+    status, code, default_message = 429, "TOO_MANY_REQUESTS", "Too many attempts."
+    when = ("Too many logins for this account or this address, too many registrations from this address, or "
+            "the password hashing queue is full; retry after Retry-After seconds.")
+
+    def __init__(self, message: str | None = None, retry_after: int = 60) -> None:
+        super().__init__(message or f"Too many attempts. Try again in {retry_after} seconds.")
+        self.retry_after = retry_after
+
+    @classmethod
+    def example(cls) -> "TooManyRequests":
+        return cls(retry_after=42)
+
+
+class Busy(TooManyRequests):
+    """An expensive query refused before it starts: its owner has one running, or the process runs as
+    many as it takes at once. Every door answers it as a 429 (REST with Retry-After, GraphQL's
+    `TOO_MANY_REQUESTS`, an MCP error result); the message says why and when to try again."""
+    when = ("An expensive query (a search, a relation sort, a long in list, a deep page) while the caller has "
+            "one running or the server runs as many as it takes; retry after Retry-After seconds.")
+
+
+class ResponseTooLarge(RestifyError):
+    """The answer would be larger than `server.max_response_bytes`: found while it is built, before
+    the rest of it is built or any of it is encoded."""
+    status, code = 400, "RESPONSE_TOO_LARGE"
+    when = "The answer would be larger than server.max_response_bytes."
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"The answer would be larger than {limit} bytes (server.max_response_bytes); ask for "
+                         "fewer related records, fewer fields (fields=) or a smaller perPage.")
+
+    @classmethod
+    def example(cls) -> "ResponseTooLarge":
+        return cls(1_048_576)
+
+
+class LiveUnavailable(RestifyError):
+    status, code = 501, "LIVE_UNAVAILABLE"
+    default_message = "Live changes need a database with change streams (a MongoDB replica set)."
+    where, when = LIVE, "A live feed or subscription on a database without change streams."
+
+
+class ServiceUnavailable(RestifyError):
+    status, code, default_message = 503, "SERVICE_UNAVAILABLE", "The database is unavailable."
+    when = "The database is unreachable; retry later."
+
+
+class EndpointUnavailable(RestifyError):
+    status, code, default_message = 503, "SERVICE_UNAVAILABLE", "The MCP endpoint is not available."
+    where, when = MCP, "The MCP endpoint is stopped, or was not started on this loop."
+
+
+class NotReady(RestifyError):
+    status, code, default_message = 503, "SERVICE_UNAVAILABLE", "The database does not answer."
+    where, when = OPS, "The database does not answer a readiness probe in time."
+
+
+class ServerBusy(RestifyError):
+    """A large answer found no room under `server.max_pending_bytes` (service/http/sending.py)."""
+    status, code = 503, "SERVER_BUSY"
+    default_message = "The server is busy sending other answers. Try again in a moment."
+    retry_after = 5
+    when = ("For an answer over 64 KiB: the server is busy sending other answers (server.max_pending_bytes); "
+            "retry after Retry-After seconds.")
+
+
+class DeclarationError(Exception):
+    """A repository, model, field or policy declaration that cannot work; raised at start-up."""
+    location: tuple[str, int] | None = None  # (file, line) of the declaration, when known
+
+
+class NotAnApplication(DeclarationError):
+    """The application directory has no repositories package (a hint, not a place in a file)."""
+
+
+# -- the table: every error with a status, in the order documentation lists them --------------------
+
+TABLE: tuple[type[RestifyError], ...] = (
+    BadRequest, MalformedRequest, ResponseTooLarge, Unauthenticated, Forbidden, NotFound, MethodNotAllowed,
+    PreconditionFailed, PayloadTooLarge, UriTooLong, ValidationFailed, TooManyRequests, Busy, LiveUnavailable,
+    ServiceUnavailable, ServerBusy, EndpointUnavailable, NotReady,
+)
+
+
+def answered(where: str = API) -> dict[int, list[type[RestifyError]]]:
+    """The errors answered `where`, by status (ascending), each status's first in the table first."""
+    found: dict[int, list[type[RestifyError]]] = {}
+    for error in sorted((e for e in TABLE if e.where == where), key=lambda e: e.status):
+        found.setdefault(error.status, []).append(error)
+    return found
+
+
+def from_storage(error: BaseException) -> BaseException:
+    """The domain error for what storage raised (the database is unreachable, a value it cannot
+    store, a versioned write that found another version); any other error as it is."""
+    if isinstance(error, Unavailable):
+        return ServiceUnavailable()
+    if isinstance(error, Stale):
+        return PreconditionFailed()
+    if isinstance(error, Unstorable):
+        return BadRequest(f"The request holds {error}, which cannot be stored.")
+    return error
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a door says for an error: the HTTP status, the JSON body (REST's body, MCP's tool result),
+    the code (GraphQL's `extensions.code`) and headers HTTP adds (`Retry-After`)."""
+    status: int
+    body: dict[str, Any]
+    code: str
+    headers: dict[str, str] = field(default_factory=dict)
+    fault: bool = False  # not a refusal but a failure: the door logs it with its traceback
+
+    def extensions(self) -> dict[str, Any]:
+        """GraphQL's `extensions`: the code, and the field errors when there are some."""
+        errors = self.body.get("errors")
+        return {"code": self.code, "errors": errors} if errors else {"code": self.code}
+
+
+def answer(error: BaseException) -> Answer:
+    """The one mapping of errors to answers. A domain error (or a storage refusal) gives its own;
+    anything else is a fault, answered with a fixed text and never the exception's own words."""
+    if isinstance(error, Unavailable):
+        log.warning("database unavailable: %s", error)
+    error = from_storage(error)
+    if isinstance(error, RestifyError):
+        headers = {"Retry-After": str(error.retry_after)} if error.retry_after is not None else {}
+        return Answer(error.status, error.body(), error.code, headers)
+    return Answer(500, {"message": RestifyError.default_message}, RestifyError.code, fault=True)
+
+
+def is_unavailable(error: BaseException) -> bool:
+    """Whether `error` says the database cannot be reached (for doors that report it, not answer it)."""
+    return isinstance(from_storage(error), ServiceUnavailable)

@@ -1,0 +1,66 @@
+"""Password hashing with argon2id, in its own lane.
+
+A hash takes tens of milliseconds of CPU and tens of MiB of memory. It runs on a thread pool of
+its own (`auth.hash_threads`), never the loop's default executor, so file reads and other
+blocking work never queue behind a burst of logins. The lane holds at most `auth.hash_queue`
+waiting jobs besides the running ones; past that the answer is 429 with `Retry-After` (an
+estimate from the recent cost of a hash), instead of an ever longer wait.
+"""
+import asyncio
+import math
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from service.core.kernel.errors import TooManyRequests
+
+T = TypeVar("T")
+
+
+class Passwords:
+    def __init__(self, time_cost: int = 3, memory_kib: int = 65536, threads: int = 2, queue: int = 64) -> None:
+        self._hasher = PasswordHasher(time_cost=time_cost, memory_cost=memory_kib, parallelism=1)
+        self._threads = max(1, int(threads))
+        self._capacity = self._threads + max(0, int(queue))
+        self._executor = ThreadPoolExecutor(max_workers=self._threads, thread_name_prefix="restify-hash")
+        self._in_lane = 0  # running + waiting; only touched on the event loop's thread
+        started = time.perf_counter()
+        self._dummy = self._hasher.hash("a password nobody has")
+        self._seconds = time.perf_counter() - started  # recent cost of one hash, for Retry-After
+
+    @property
+    def in_lane(self) -> int:
+        return self._in_lane
+
+    async def _run(self, work: Callable[..., T], *args: object) -> T:
+        if self._in_lane >= self._capacity:
+            wait = math.ceil(self._in_lane * self._seconds / self._threads)
+            raise TooManyRequests("Too many logins at once. Try again in a moment.", retry_after=max(1, wait))
+        self._in_lane += 1
+        try:
+            result, seconds = await asyncio.get_running_loop().run_in_executor(self._executor, _timed, work, *args)
+        finally:
+            self._in_lane -= 1
+        self._seconds = 0.8 * self._seconds + 0.2 * seconds  # the hash itself, not its wait in the queue
+        return result
+
+    async def hash(self, password: str) -> str:
+        return await self._run(self._hasher.hash, password)
+
+    async def verify(self, hashed: str | None, password: str) -> bool:
+        """Constant work whether or not the account exists: an unknown user still costs a hash."""
+        def check() -> bool:
+            try:
+                return self._hasher.verify(hashed or self._dummy, password) and hashed is not None
+            except (VerificationError, InvalidHashError):
+                return False
+        return await self._run(check)
+
+
+def _timed(work: Callable[..., T], *args: object) -> tuple[T, float]:
+    started = time.perf_counter()
+    return work(*args), time.perf_counter() - started

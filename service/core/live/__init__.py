@@ -1,0 +1,4 @@
+"""Live changes: feeds, subscriptions, their audience, tickets.
+
+May import: every other layer.
+"""

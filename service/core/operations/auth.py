@@ -1,0 +1,129 @@
+"""Registration, login, logout and bearer tokens (stored as `tokens` describes).
+
+Passwords are argon2id hashes, made and checked in the hashing lane (`passwords`). Emails
+are compared as the `email` rule stores them (`rules.email_key`): NFKC-normalized, trimmed and
+lowercased.
+"""
+import hmac
+from typing import Any
+
+from service.core.declarations.app import Restify
+from service.core.declarations.context import Context
+from service.core.declarations.models import Model
+from service.core.declarations.registry import Resource
+from service.core.declarations.rules import email_key
+from service.core.identity import ratelimit
+from service.core.identity.tokens import TOKENS, create_token, digest, revoke_tokens
+from service.core.kernel.errors import BadRequest, Unauthenticated, ValidationFailed
+from service.core.reading.presenting import serialize
+from service.core.writing.writes import Write, now, write
+from storage import Filter, is_valid_id
+
+BAD_CREDENTIALS = "These credentials do not match our records."
+
+
+def _users(app: Restify) -> Resource:
+    resource = app.user_resource
+    if resource is None:
+        raise BadRequest("This application has no user repository.")
+    return resource
+
+
+async def authenticate(app: Restify, token: str) -> Model:
+    """The user a bearer token belongs to; Unauthenticated for anything else."""
+    app = app.pinned()
+    token_id, _, secret = token.partition("|")
+    if not secret or not is_valid_id(token_id):
+        raise Unauthenticated()
+    stored = await app.db.collection(TOKENS).find_by_id(token_id)
+    if stored is None or not hmac.compare_digest(stored.get("token_hash", ""), digest(secret)):
+        raise Unauthenticated()
+    return await token_user(app, stored)
+
+
+async def token_user(app: Restify, stored: dict[str, Any]) -> Model:
+    """The user of a stored token whose secret was checked (a bearer header, or the token a live-feed
+    ticket acts for); Unauthenticated when it expired or its user is gone."""
+    expires = stored.get("expires_at")
+    if expires and expires <= now():  # ISO strings of one format compare chronologically
+        await app.db.collection(TOKENS).delete(stored["id"])
+        raise Unauthenticated()
+    resource = _users(app)
+    user = await app.collection(resource).find_by_id(stored.get("user_id", ""))
+    if user is None:
+        raise Unauthenticated()
+    user["_token_id"] = stored["id"]
+    return resource.model(user)
+
+
+def _with_token(data: dict[str, Any], token: str) -> dict[str, Any]:
+    data["meta"]["token"] = token
+    return data
+
+
+async def create_user(app: Restify, payload: dict[str, Any], context: Context) -> dict[str, Any]:
+    """Stores a user through the user repository's own fields and rules, on the write path every
+    store takes (what register and seeders share); afterwards `context.user` is that user. Returns
+    the user as the client sees it (`id`, `attributes`, `meta`)."""
+    app = app.pinned()
+    context.action = "store"
+    resource = _users(app)
+    await ratelimit.registration_attempt(app, context.extras.get("address"))  # counted before any work
+    await app.ready()
+    written = await write(Write(app, resource, resource.fields(context), context, payload, acts_as_written=True))
+    return written.data
+
+
+async def register(app: Restify, payload: dict[str, Any], context: Context) -> dict[str, Any]:
+    """Creates a user, then a token."""
+    app = app.pinned()
+    user = await create_user(app, payload, context)
+    return _with_token(user, await create_token(app, user["id"]))
+
+
+async def login(app: Restify, payload: dict[str, Any], context: Context) -> dict[str, Any]:
+    app = app.pinned()
+    email, password = payload.get("email"), payload.get("password")
+    errors = {name: [f"The {name} field is required." if value in (None, "") else f"The {name} must be a string."]
+              for name, value in (("email", email), ("password", password)) if not isinstance(value, str) or not value}
+    if errors:
+        raise ValidationFailed(errors)
+    assert isinstance(email, str) and isinstance(password, str)  # the errors above say otherwise
+    resource = _users(app)
+    # Counted before anything else is read: a refused attempt costs no database read.
+    attempt = await ratelimit.login_attempt(app, email, context.extras.get("address"))
+    user = await _find_by_email(app, resource, email)
+    hashed = user.get("password") if user else None
+    if not await ratelimit.judge(app, attempt, hashed if isinstance(hashed, str) else None, password) or user is None:
+        raise Unauthenticated(BAD_CREDENTIALS)
+    token = await create_token(app, user["id"])
+    context.user = resource.model(user)
+    return _with_token(serialize(app, resource, context, user), token)
+
+
+async def logout(app: Restify, context: Context) -> None:
+    if context.user is None:
+        raise Unauthenticated()
+    await app.db.collection(TOKENS).delete(context.user._token_id)
+
+
+async def _find_by_email(app: Restify, resource: Resource, email: str) -> dict[str, Any] | None:
+    # Stored as the `email` rule leaves it.
+    return await app.collection(resource).find_one(Filter(equals={"email": email_key(email)}))
+
+
+async def user_id_for_email(app: Restify, email: str) -> str:
+    user = await _find_by_email(app, _users(app), email)
+    if user is None:
+        raise LookupError(f"no user with email {email!r}")
+    return user["id"]
+
+
+async def token_for_email(app: Restify, email: str, name: str = "console") -> str:
+    """A new token for the user with `email` (for `restify token:create`)."""
+    return await create_token(app, await user_id_for_email(app, email), name=name)
+
+
+async def revoke_for_email(app: Restify, email: str) -> int:
+    """Revokes every token of the user with `email` (for `restify token:revoke`)."""
+    return await revoke_tokens(app, await user_id_for_email(app, email))

@@ -1,0 +1,262 @@
+"""The operations layer: index, show, store, update, delete.
+
+Every front door (REST, GraphQL, MCP, console) calls these with a Context; this
+is the one place where authorization, validation, querying and serialization
+meet. Results are the JSON bodies the REST API returns.
+
+Each operation pins the application first (`Restify.pinned`) and passes that view along, so it
+reads one registry from start to end even when the repositories are reloaded meanwhile. Writes
+take the one write path (`writes`).
+"""
+from typing import Any
+from urllib.parse import urlencode
+
+from service.core.declarations import budget as budgets
+from service.core.declarations.app import Restify
+from service.core.declarations.budget import Room, encoded_size, own_size
+from service.core.declarations.context import Context
+from service.core.declarations.registry import Resource
+from service.core.kernel.errors import Forbidden, NotFound, Unauthenticated
+from service.core.reading import admission, cursors, fieldsets, loading, through, visibility
+from service.core.reading.filter_objects import FILTER, as_parameters, index_query
+from service.core.reading.presenting import asked_relations, with_relations
+from service.core.reading.query import IndexQuery, RelationTree
+from service.core.reading.serializer import record_meta, resource_object, visible, with_relationships
+from service.core.reading.visibility import Visible
+from service.core.writing import uploads
+from service.core.writing.validation import canonical_references
+from service.core.writing.writes import (  # noqa: F401 (`now`, `expected_versions`: imported from here too)
+                                         Write, expected_versions, now, remove, write,
+                                         )
+from storage import Filter, Versions
+
+
+def deny(context: Context) -> Exception:
+    """What a policy's refusal answers: a guest who is refused may succeed after logging in
+    (401); a user who is refused will not (403)."""
+    return Unauthenticated() if context.user is None else Forbidden()
+
+
+def enter(app: Restify, name: str, context: Context) -> Resource:
+    if app.settings.requires_user and context.user is None:
+        raise Unauthenticated()
+    resource = app.resource(name)
+    if not app.registry.policies.for_model(resource.model).allow_restify(context.user):
+        raise deny(context)
+    return resource
+
+
+def _authorize(app: Restify, resource: Resource, action: str, context: Context,
+               document: dict[str, Any] | None = None) -> None:
+    record = resource.model(document) if document is not None else None
+    if not app.registry.policies.allows(resource.model, action, context.user, record):
+        raise deny(context)
+
+
+async def _find(app: Restify, resource: Resource, id: str, context: Context) -> dict[str, Any]:
+    """The record, if `context.user` may see it (`visibility`): outside the scope, or refused by
+    `show`, it is as missing as an id that never existed, so ids cannot be probed."""
+    document = await visibility.of(app, resource, context.user).find(id)
+    if document is None:
+        raise NotFound()
+    return document
+
+
+# The same record lookup for the operations built beside these (bulk, attaching, actions, getters).
+find = _find
+
+
+async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
+    app = app.pinned()
+    context.action = "index"
+    resource = enter(app, name, context)
+    fields = resource.fields(context)
+    repeated = context.extras.get("repeated") or {}
+    query = index_query(resource, fields, context, app.settings)  # a malformed query reads nothing
+    chosen = fieldsets.parse(app, resource, context)
+    await app.ready()
+    collection = app.collection(resource)
+    seen = visibility.of(app, resource, context.user)
+    async with admission.taking_turns(app, resource, fields, query, context):  # expensive ones take turns
+        where = await index_filter(app, resource, fields, query, context, seen)
+        # A cursor is bound to what chooses and orders the records, and to the page size.
+        bound = cursors.binding(resource.name, query.sort, sorted(where.equals.items()), where.conditions,
+                                query.search, query.per_page)
+        if through.relation_key(query.sort):
+            page = await through.read_page(app, resource, context, where, query.sort, query.per_page, query.page,
+                                           query.cursor)
+        else:
+            page = await cursors.read_page(collection, where, query.sort, query.per_page, query.page, query.cursor,
+                                           cursors.key(app.settings), bound)
+        total = await collection.count(where) if query.counted else None
+    rows = [(d, resource.model(d)) for d in seen.shown(page.documents)]
+    spent = budgets.of(app, context)
+    data, sizes = await _records(app, resource, context, seen.gate, rows, fields, query.related, chosen, spent)
+    body = _envelope(context, query, page, repeated, total, len(rows))
+    frame = encoded_size(body)  # the envelope, around an empty list of records
+    if spent.room is not None:
+        kept = _fitting(spent.room, frame, sizes, len(rows))
+        if kept < len(rows):
+            data, spent.cut = data[:kept], (kept, len(rows))
+    spent.charge(frame + max(len(data) - 1, 0))
+    fieldsets.apply(data, chosen)
+    body["data"] = data
+    return body
+
+
+async def _records(app: Restify, resource: Resource, context: Context, gate: Any,
+                   rows: list[tuple[dict[str, Any], Any]], fields: list, related: RelationTree,
+                   chosen: fieldsets.Fieldsets, spent: budgets.Budget) -> tuple[list[dict[str, Any]], list[int]]:
+    """The resource objects of a page's records with their relations, charged to `spent`, and the bytes
+    each takes as written. A page that may be cut (`spent.room`) builds only the records that may fit,
+    and charges each related record once: which records it keeps is decided from their sizes."""
+    keep, shown, room = chosen.get(resource.name), visible(fields), spent.room
+    data: list[dict[str, Any]] = []
+    sizes: list[int] = []
+    built = 0
+    for d, record in rows:
+        item = resource_object(resource.name, shown, d, None, record_meta(gate.flags(record, shown=True), d))
+        size = own_size(item, keep)
+        if room is not None and built + size > room.bytes:
+            break  # the records past what fits are not built
+        spent.charge(size)
+        built += size
+        data.append(item)
+        sizes.append(size)
+    tree = loading.with_eager(resource, related)
+    if tree:
+        documents = [d for d, _ in rows[:len(data)]]
+        loaded = await loading.load(app, resource, context, documents, tree, spent=spent, keep=chosen,
+                                    copies=spent.copies and room is None)
+        for position, item in enumerate(data):
+            with_relationships(item, loaded.relationships[item["id"]])
+            sizes[position] += loaded.bytes[item["id"]]
+    return data, sizes
+
+
+def _fitting(room: Room, frame: int, sizes: list[int], records: int) -> int:
+    """How many of a page's records fit in `room`: all of them, or the most that fit beside the note
+    that says the page was cut."""
+    if len(sizes) == records and frame + sum(sizes) + max(records - 1, 0) <= room.bytes:
+        return records
+    kept, used = 0, frame
+    for size in sizes:
+        if used + size + (kept > 0) + room.note(kept + 1, records) > room.bytes:
+            break
+        used += size + (kept > 0)
+        kept += 1
+    return kept
+
+
+async def index_filter(app: Restify, resource: Resource, fields: list, query: IndexQuery, context: Context,
+                       seen: Visible | None = None) -> Filter:
+    """The records an index query selects (its matches, filters and search), within the user's scope
+    (`seen`, else the user's view of `resource`); index actions that run on "all" select with it too."""
+    equals = canonical_references(app, fields, query.equals)
+    conditions = tuple((field, operation, canonical_references(app, fields, {field: value})[field])
+                       for field, operation, value in query.conditions)
+    # The policy's scope is inside the query: pages and the total count only readable records.
+    seen = seen if seen is not None else visibility.of(app, resource, context.user)
+    return seen.within(Filter(
+        equals=equals,
+        search_fields=tuple(f.name for f in fields if f.is_searchable),
+        search_text=query.search,
+        search_within=await through.search_within(app, resource, context, query.search),
+        conditions=conditions,
+    ))
+
+
+def _envelope(context: Context, query: IndexQuery, page: cursors.Page, repeated: dict[str, list[str]],
+              total: int | None, count: int) -> dict[str, Any]:
+    """The answer of a page of `count` records, with an empty list of records (the caller fills it)."""
+    by_page = page.skip is not None
+    last_page = max(1, -(-total // query.per_page)) if total is not None and by_page else None
+    path = context.extras.get("url", "")
+    # The other parameters are encoded once (repeated ones with every value); `page` or `cursor` goes last.
+    kept = urlencode([(k, value) for k, v in context.params.items() if k not in ("page", "cursor")
+                      for value in repeated.get(k) or [v]] + as_parameters(context.extras.get(FILTER)))
+    prefix = f"{path}?{kept}&" if kept else f"{path}?"
+
+    def link(page_number: int) -> str:
+        return f"{prefix}page={page_number}"
+
+    def cursor_link(cursor: str | None) -> str | None:
+        return f"{prefix}{urlencode({'cursor': cursor})}" if cursor is not None else None
+
+    first: str | None
+    if by_page:
+        more = query.page < last_page if last_page is not None else page.more
+        first, prev, next_ = link(1), link(query.page - 1) if query.page > 1 else None, \
+            link(query.page + 1) if more else None
+    else:
+        first, prev, next_ = cursor_link(""), cursor_link(page.prev_cursor), cursor_link(page.next_cursor)
+    return {
+        "meta": {
+            "current_page": query.page if by_page else None,
+            "from": page.skip + 1 if page.skip is not None and count else None,
+            "last_page": last_page,
+            "path": path,
+            "per_page": query.per_page,
+            "to": page.skip + count if page.skip is not None and count else None,
+            "total": total,
+            "next_cursor": page.next_cursor,
+            "prev_cursor": page.prev_cursor,
+        },
+        "links": {
+            "first": first,
+            "last": link(last_page) if last_page is not None else None,
+            "prev": prev,
+            "next": next_,
+            "path": path,
+        },
+        "data": [],
+    }
+
+
+async def show(app: Restify, name: str, id: str, context: Context) -> dict[str, Any]:
+    app = app.pinned()
+    context.action = "show"
+    resource = enter(app, name, context)
+    asked = asked_relations(app, resource, context)
+    chosen = fieldsets.parse(app, resource, context)
+    document = await _find(app, resource, id, context)
+    with budgets.held(app, context) as spent:
+        data = await with_relations(app, resource, context, document, asked, chosen)
+        spent.charge(budgets.DATA_MEMBER)
+    fieldsets.apply(data, chosen)
+    return {"data": data}
+
+
+async def store(app: Restify, name: str, payload: dict[str, Any], context: Context,
+                files: dict[str, uploads.Upload] | None = None) -> dict[str, Any]:
+    app = app.pinned()
+    context.action = "store"
+    resource = enter(app, name, context)
+    _authorize(app, resource, "store", context)
+    await app.ready()
+    written = await write(Write(app, resource, resource.fields(context), context, payload, files=files))
+    return {"data": written.data}
+
+
+async def update(app: Restify, name: str, id: str, payload: dict[str, Any], context: Context,
+                 partial: bool = False, files: dict[str, uploads.Upload] | None = None,
+                 versions: Versions = None) -> dict[str, Any]:
+    """`versions`: the record's versions the client accepts (If-Match, `version`); None: any."""
+    app = app.pinned()
+    context.action = "patch" if partial else "update"
+    resource = enter(app, name, context)
+    document = await _find(app, resource, id, context)
+    _authorize(app, resource, "update", context, document)
+    await app.ready()
+    written = await write(Write(app, resource, resource.fields(context), context, payload, action=context.action,
+                                existing=document, files=files, versions=versions))
+    return {"data": written.data}
+
+
+async def delete(app: Restify, name: str, id: str, context: Context, versions: Versions = None) -> None:
+    app = app.pinned()
+    context.action = "delete"
+    resource = enter(app, name, context)
+    document = await _find(app, resource, id, context)
+    _authorize(app, resource, "delete", context, document)
+    await remove(app, resource, context, document, versions)

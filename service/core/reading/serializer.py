@@ -1,0 +1,75 @@
+"""Resource objects: `{"id", "type", "attributes", "relationships"?, "meta"?}`.
+
+Only exposed (non-hidden) fields appear; stored values are normalized by the
+field's kind, so a boolean the server kept as 1/0 still reads as true/false.
+"""
+from datetime import datetime, timezone
+from typing import Any
+
+from service.core.declarations.fields import Field
+from storage import version_of
+
+TIMESTAMPS = ("created_at", "updated_at")
+
+
+def iso(value: Any) -> Any:
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return value
+
+
+def present(field: Field, value: Any) -> Any:
+    if value is None:
+        return None
+    if field.kind == "boolean":
+        return bool(value)
+    if field.kind == "numeric" and isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return value
+    return iso(value)
+
+
+def visible(fields: list[Field]) -> list[Field]:
+    return [f for f in fields if not f.is_hidden]
+
+
+def attributes(fields: list[Field], document: dict[str, Any]) -> dict[str, Any]:
+    get = document.get
+    shown: dict[str, Any] = {}
+    for field in fields:
+        value = get(field.name)
+        # Strings and None of text fields are shown as stored: the common case skips present().
+        shown[field.name] = value if value is None or (type(value) is str and field.kind != "boolean") \
+            else present(field, value)
+    for name in TIMESTAMPS:
+        value = get(name)
+        shown[name] = value if value is None or type(value) is str else iso(value)
+    return shown
+
+
+def record_meta(flags: dict[str, bool], document: dict[str, Any]) -> dict[str, Any]:
+    """The `meta` of a record answered on its own or in a page: its authorization flags and its
+    version (which every write changes; the ETag of show and what If-Match compares)."""
+    return {**flags, "version": version_of(document)}
+
+
+def resource_object(type_name: str, fields: list[Field], document: dict[str, Any],
+                    relationships: dict[str, list[dict]] | None = None,
+                    meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`fields` are the visible fields, computed once per request rather than per row."""
+    data: dict[str, Any] = {"id": document["id"], "type": type_name, "attributes": attributes(fields, document)}
+    if relationships is not None:
+        data["relationships"] = relationships
+    if meta is not None:
+        data["meta"] = meta
+    return data
+
+
+def with_relationships(data: dict[str, Any], relationships: dict[str, list[dict]]) -> dict[str, Any]:
+    """`data` (a resource object) given its relationships where `resource_object` puts them: before `meta`."""
+    meta = data.pop("meta", None)
+    data["relationships"] = relationships
+    if meta is not None:
+        data["meta"] = meta
+    return data

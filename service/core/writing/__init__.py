@@ -1,0 +1,4 @@
+"""Validation, uploads and the one write path.
+
+May import: kernel, declarations, reading, identity.
+"""
