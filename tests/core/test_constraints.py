@@ -12,7 +12,7 @@ from service.core.declarations.constraints import Check, Target
 from service.core.declarations.description import describe
 from service.core.declarations.indexes import unique_indexes
 from service.core.describing.schemas import input_schema, output_schema, write_body
-from service.core.writing.uploads import Upload, check
+from service.core.writing.uploads import Upload, check_uploads
 from service.core.writing.validation import writable
 from tests.core.test_rules import error_for as message
 
@@ -78,7 +78,7 @@ def test_one_label_names_the_field_in_messages_and_documents(name, label, senten
         f"The {label} again, to confirm it."
     image = field(name).image()
     assert input_schema(image, "store")["description"].startswith(f"{sentence}: ")
-    errors, _ = check([image], {name: Upload("a.png", b"not an image")}, 1024)
+    errors, _ = check_uploads([image], {name: Upload("a.png", b"not an image")}, 1024)
     assert errors == {name: [f"The {label} must be an image."]}
 
 

@@ -45,7 +45,7 @@ def posts(restify, registry):
 
 def _seen(restify, posts, policy, user):
     restify.registry = Registry(restify.registry.resources, PolicyMap({posts.model: policy}))
-    return visibility.of(restify, posts, user)
+    return visibility.visibility_of(restify, posts, user)
 
 
 async def _seed(db) -> dict[str, str]:

@@ -2,5 +2,24 @@
 repositories and relations, policies and scopes, the registry, the index plan, the context of
 a request and its byte budget, and the application object.
 
-May import: kernel.
+May import: kernel (docs/architecture.md: the layers and their rules).
 """
+from service.core.declarations.app import Restify
+from service.core.declarations.budget import (DATA_MEMBER, RELATIONSHIPS_MEMBER, Budget, Room, budget_of, encoded_size,
+                                              held_budget, own_size, relation_size)
+from service.core.declarations.constraints import Constraints
+from service.core.declarations.context import Context
+from service.core.declarations.description import INT64, Description, describe, to_boolean, to_number
+from service.core.declarations.fields import Field, field
+from service.core.declarations.models import Model
+from service.core.declarations.policies import Gate
+from service.core.declarations.registry import Resource, ResourceRelation
+from service.core.declarations.rules import MESSAGES, FieldRules, email_key
+from service.core.declarations.scopes import admits
+
+__all__ = [
+    "DATA_MEMBER", "INT64", "MESSAGES", "RELATIONSHIPS_MEMBER", "Budget", "Constraints", "Context", "Description",
+    "Field", "FieldRules", "Gate", "Model", "Resource", "ResourceRelation", "Restify", "Room", "admits", "budget_of",
+    "describe", "email_key", "encoded_size", "field", "held_budget", "own_size", "relation_size", "to_boolean",
+    "to_number"
+]

@@ -10,8 +10,7 @@ import weakref
 from service.config import Settings
 from service.core.declarations.indexes import index_plan, states, unique_plan
 from service.core.declarations.registry import Registry, Resource
-from service.core.kernel.errors import NotFound
-from service.core.kernel.passwords import Passwords
+from service.core.kernel import NotFound, Passwords
 from storage import Collection, Database, Disk, LocalDisk, safe_path
 
 log = logging.getLogger("restify")

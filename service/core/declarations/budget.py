@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from service.core.kernel.errors import ResponseTooLarge
+from service.core.kernel import ResponseTooLarge
 
 if TYPE_CHECKING:
     from service.core.declarations.app import Restify
@@ -107,19 +107,19 @@ class Budget:
         self.charge(sizes[keep])
 
 
-def of(app: "Restify", context: "Context") -> Budget:
+def budget_of(app: "Restify", context: "Context") -> Budget:
     """The budget of the answer `context` is for: the door's, or a fresh one."""
     return context.budget if context.budget is not None else Budget(app.settings.max_response_bytes)
 
 
 @contextmanager
-def held(app: "Restify", context: "Context") -> Iterator[Budget]:
+def held_budget(app: "Restify", context: "Context") -> Iterator[Budget]:
     """`context.budget` while one operation builds its answer in several steps: the door's, or a
     fresh one, taken back afterwards (a context may outlive the operation, as a live feed's does)."""
     if context.budget is not None:
         yield context.budget
         return
-    context.budget = of(app, context)
+    context.budget = budget_of(app, context)
     try:
         yield context.budget
     finally:

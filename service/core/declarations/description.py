@@ -23,9 +23,7 @@ from typing import Any
 
 from service.core.declarations.constraints import Constraints, Rule, read
 from service.core.declarations.fields import Field
-from service.core.kernel.errors import BadRequest
-from service.core.kernel.naming import attribute_label
-from service.core.kernel.operators import for_type
+from service.core.kernel import BadRequest, attribute_label, for_type
 
 INT64 = 2**63 - 1
 TEXT_KINDS = ("string", "textarea", "password")

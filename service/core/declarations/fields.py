@@ -5,7 +5,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from service.core.kernel.errors import DeclarationError
+from service.core.kernel import DeclarationError
 
 _NO_DEFAULT = object()
 

@@ -6,8 +6,7 @@ target by class name, resolved lazily so models may refer to each other in any o
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from service.core.kernel.errors import DeclarationError
-from service.core.kernel.naming import collection_name, snake
+from service.core.kernel import DeclarationError, collection_name, snake
 
 _MODELS: dict[str, type["Model"]] = {}
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from service.core.declarations.models import Model
 from service.core.declarations.scopes import compile_alternatives
-from service.core.kernel.errors import DeclarationError
+from service.core.kernel import DeclarationError
 
 log = logging.getLogger("restify.policies")
 _warned_show: set[str] = set()  # policies already reported for refusing rows their scope let through

@@ -16,8 +16,7 @@ from service.core.declarations.models import Model, RelationDecl
 from service.core.declarations.policies import Policy, PolicyMap, check_scope
 from service.core.declarations.repository import Repository
 from service.core.declarations.rules import check_declaration
-from service.core.kernel.errors import DeclarationError, NotAnApplication
-from service.core.kernel.naming import RESERVED
+from service.core.kernel import RESERVED, DeclarationError, NotAnApplication
 
 
 @dataclass

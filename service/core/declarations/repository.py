@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from service.core.declarations.fields import Field
 from service.core.declarations.models import Model
 from service.core.declarations.relations import Related
-from service.core.kernel.errors import DeclarationError
+from service.core.kernel import DeclarationError
 
 MCP_OPERATIONS = ("index", "show", "store", "update", "delete", "profile", "bulk-store", "bulk-update", "bulk-delete",
                   "attach", "detach", "sync", "actions", "getters")

@@ -17,7 +17,7 @@ import voluptuous as vol
 from service.core.declarations.constraints import FLOW, FORMATS, PATTERNS, SIZES, TYPES, Check, Rule
 from service.core.declarations.description import INT64, describe, parse_date, to_boolean, to_number
 from service.core.declarations.fields import Field
-from service.core.kernel.errors import DeclarationError
+from service.core.kernel import DeclarationError
 
 MESSAGES = {
     "required": "The {attribute} field is required.",

@@ -13,9 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from service.core.kernel.errors import DeclarationError
-from service.core.kernel.matching import Condition, satisfies
-from service.core.kernel.operators import EXACT, FLAG, LIST, OPERATORS
+from service.core.kernel import EXACT, FLAG, LIST, OPERATORS, Condition, DeclarationError, satisfies
 
 _SCALARS = (str, int, float, bool, type(None), datetime)
 Alternatives = tuple[dict[str, Any], ...]

@@ -1,4 +1,7 @@
 """The JSON Schemas and parameters the doors publish.
 
-May import: kernel, declarations, reading, identity, writing.
+May import: kernel, declarations, reading, identity, writing (docs/architecture.md: the layers and their rules).
 """
+from service.core.describing.schemas import write_body
+
+__all__ = ["write_body"]

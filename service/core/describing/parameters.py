@@ -7,16 +7,12 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from service.config import Settings
-from service.core.declarations.context import Context
-from service.core.declarations.description import describe
-from service.core.declarations.fields import Field
-from service.core.kernel.naming import RESERVED
-from service.core.kernel.operators import EXACT, FLAG, OPERATORS, Arity, for_type, query_text
-from service.core.reading.fieldsets import selectable
-from service.core.reading.query import max_related_depth
+from service.core.declarations import Context, Field, describe
+from service.core.kernel import EXACT, FLAG, OPERATORS, RESERVED, Arity, for_type, query_text
+from service.core.reading import max_related_depth, selectable
 
 if TYPE_CHECKING:
-    from service.core.declarations.registry import Resource
+    from service.core.declarations import Resource
 
 Schema = dict[str, Any]
 MAX_LISTED_PATHS = 200  # above this many relation paths, `include` gets no pattern

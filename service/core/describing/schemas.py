@@ -9,9 +9,7 @@ fields).
 import math
 from typing import Any
 
-from service.core.declarations.constraints import Constraints
-from service.core.declarations.description import INT64, Description, describe, to_number
-from service.core.declarations.fields import Field
+from service.core.declarations import INT64, Constraints, Description, Field, describe, to_number
 
 Schema = dict[str, Any]
 

@@ -11,12 +11,12 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from service.core.declarations.rules import email_key
-from service.core.kernel.errors import TooManyRequests
+from service.core.declarations import email_key
+from service.core.kernel import TooManyRequests
 from storage import Counters, Hit
 
 if TYPE_CHECKING:
-    from service.core.declarations.app import Restify
+    from service.core.declarations import Restify
 
 COUNTERS = "throttles"
 
@@ -146,10 +146,10 @@ async def password_matches(app: "Restify", email: str, address: str | None, hash
     """A password check that counts as a login attempt: counted first (429 past a limit), then
     checked in the hashing lane. Login and the `current_password` rule both go through here, so a
     stolen token cannot guess its owner's password faster than a login form could."""
-    return await judge(app, await login_attempt(app, email, address), hashed, password)
+    return await judge_password(app, await login_attempt(app, email, address), hashed, password)
 
 
-async def judge(app: "Restify", attempt: Attempt, hashed: str | None, password: str) -> bool:
+async def judge_password(app: "Restify", attempt: Attempt, hashed: str | None, password: str) -> bool:
     """Checks the password of an attempt already counted, and settles the counts by the outcome."""
     try:
         accepted = await app.passwords.verify(hashed, password)

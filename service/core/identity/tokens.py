@@ -5,14 +5,11 @@ import secrets
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
-from service.core.reading.serializer import iso
+from service.core.reading import iso
 from storage import Filter
 
 if TYPE_CHECKING:
-    from service.core.declarations.app import Restify
-    from service.core.declarations.context import Context
-    from service.core.declarations.fields import Field
-    from service.core.declarations.registry import Resource
+    from service.core.declarations import Context, Field, Resource, Restify
 
 TOKENS = "personal_access_tokens"
 

@@ -8,12 +8,8 @@ presentation (`presenting`).
 from collections.abc import Mapping
 from typing import Any
 
-from service.core.declarations.app import Restify
-from service.core.declarations.budget import Budget
-from service.core.declarations.context import Context
-from service.core.declarations.registry import Resource
-from service.core.reading import visibility
-from service.core.reading.presenting import with_relations
+from service.core.declarations import Budget, Context, Resource, Restify
+from service.core.reading import visibility_of, with_relations
 
 
 def matches(values: Mapping[str, Any], document: Mapping[str, Any]) -> bool:
@@ -27,7 +23,7 @@ async def present(app: Restify, resource: Resource, context: Context,
     """`{"data": resource}` exactly as show gives it to this context's user, or None when that
     user may not see the record."""
     app = app.pinned()
-    if not visibility.of(app, resource, context.user).admits(document):
+    if not visibility_of(app, resource, context.user).admits(document):
         return None
     # Not bounded by the answer's budget: a change comes with the model's eager relations only, which
     # the application declares and no subscriber can ask for more of.

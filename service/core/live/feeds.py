@@ -16,13 +16,11 @@ import weakref
 from datetime import datetime, timezone
 from typing import Any
 
-from service.core.declarations.app import Restify
-from service.core.declarations.context import Context
-from service.core.kernel.errors import LiveUnavailable, TooManyRequests
+from service.core.declarations import Context, Restify
+from service.core.kernel import LiveUnavailable, TooManyRequests
 from service.core.live.subscription import AccessRevoked, Subscription
-from service.core.operations import auth
-from service.core.operations.crud import enter
-from service.core.reading.filter_objects import index_query
+from service.core.operations import TOKENS, enter
+from service.core.reading import index_query
 from storage import Change, ChangesUnsupported
 
 
@@ -101,8 +99,8 @@ class Feeds:
         or expires."""
         assert subscription.token_id is not None  # followed only for a subscription made with a token
         self._by_token.setdefault(subscription.token_id, set()).add(subscription)
-        await self._watcher(auth.TOKENS).listen(self._on_tokens)
-        stored = await self.app.db.collection(auth.TOKENS).find_by_id(subscription.token_id)
+        await self._watcher(TOKENS).listen(self._on_tokens)
+        stored = await self.app.db.collection(TOKENS).find_by_id(subscription.token_id)
         expires = (stored or {}).get("expires_at")
         if stored is None:
             subscription.end(AccessRevoked())
@@ -136,7 +134,7 @@ class Feeds:
             if not followers:
                 del self._by_token[subscription.token_id or ""]
             if not self._by_token:
-                self._watcher(auth.TOKENS).forget(self._on_tokens)
+                self._watcher(TOKENS).forget(self._on_tokens)
 
     def count(self) -> int:
         return sum(len(c.subscribers) for c in self._channels.values())

@@ -7,11 +7,10 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from service.core.declarations.context import Context
-from service.core.declarations.registry import Resource
-from service.core.kernel.matching import satisfies
+from service.core.declarations import Context, Resource
+from service.core.kernel import satisfies
 from service.core.live import audience
-from service.core.reading.query import IndexQuery
+from service.core.reading import IndexQuery
 from storage import Change, HistoryLost
 
 if TYPE_CHECKING:

@@ -11,14 +11,11 @@ import secrets
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from service.core.declarations.app import Restify
-from service.core.declarations.context import Context
-from service.core.declarations.models import Model
-from service.core.identity.tokens import digest
-from service.core.kernel.errors import Unauthenticated
-from service.core.operations import auth
-from service.core.operations.crud import enter, now
-from service.core.reading.serializer import iso
+from service.core.declarations import Context, Model, Restify
+from service.core.identity import digest
+from service.core.kernel import Unauthenticated
+from service.core.operations import TOKENS, enter, now, token_user
+from service.core.reading import iso
 from storage import is_valid_id
 
 TICKETS = "live_tickets"
@@ -57,7 +54,7 @@ async def redeem(app: Restify, name: str, ticket: str, use: bool = True) -> Mode
 
 
 async def _token_user(app: Restify, token_id: str) -> Model:
-    token = await app.db.collection(auth.TOKENS).find_by_id(token_id) if is_valid_id(token_id) else None
+    token = await app.db.collection(TOKENS).find_by_id(token_id) if is_valid_id(token_id) else None
     if token is None or app.user_resource is None:
         raise Unauthenticated()
-    return await auth.token_user(app, token)
+    return await token_user(app, token)

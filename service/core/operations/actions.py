@@ -18,20 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from service.core.declarations.app import Restify
-from service.core.declarations.context import Context
-from service.core.declarations.fields import Field
-from service.core.declarations.models import Model
-from service.core.declarations.registry import Resource
-from service.core.describing.schemas import write_body
-from service.core.kernel.errors import BadRequest, ValidationFailed
+from service.core.declarations import Context, Field, Model, Resource, Restify
+from service.core.describing import write_body
+from service.core.kernel import BadRequest, ValidationFailed
 from service.core.operations import crud as operations
 from service.core.operations.extensions import Extension, RunContext, caller, chosen, entered, offered, running
-from service.core.reading import admission, visibility
-from service.core.reading.filter_objects import index_query
-from service.core.reading.query import IndexQuery
-from service.core.writing.validation import validate
-from service.core.writing.writes import check_version
+from service.core.reading import IndexQuery, index_query, taking_turns, visibility_of
+from service.core.writing import check_version, validate
 from storage import Versions, canonical_id, version_of
 
 ALL = "all"
@@ -175,11 +168,11 @@ async def _selected(app: Restify, resource: Resource, selection: Any, context: C
     """The records an index action runs on, each one the user may see: every record of `ids`, or
     for "all" every record the user's scope and the request's index filters select."""
     limit = app.settings.cap("actions", "max_records")
-    seen = visibility.of(app, resource, context.user)
+    seen = visibility_of(app, resource, context.user)
     if selection == ALL:
         fields = resource.fields(context)
         query = _index_query(app, resource, fields, context)
-        async with admission.taking_turns(app, resource, fields, query, context):  # a search, a long in list
+        async with taking_turns(app, resource, fields, query, context):  # a search, a long in list
             where = await operations.index_filter(app, resource, fields, query, context, seen)
             documents = await app.collection(resource).find(where, sort=[("id", 1)], limit=limit + 1 if limit else 0)
         if limit is not None and len(documents) > limit:

@@ -16,9 +16,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
-from service.core.declarations.app import Restify
-from service.core.declarations.registry import Resource
-from service.core.kernel.errors import ServiceUnavailable, ValidationFailed
+from service.core.declarations import Resource, Restify
+from service.core.kernel import ServiceUnavailable, ValidationFailed
 from storage import Entry, Journal, Step, Unavailable
 
 log = logging.getLogger("restify.bulk")

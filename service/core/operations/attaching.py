@@ -20,16 +20,12 @@ whole array at the version it read, which keeps the attached ids the user cannot
 from dataclasses import dataclass
 from typing import Any
 
-from service.core.declarations import budget as budgets
-from service.core.declarations.app import Restify
-from service.core.declarations.context import Context
-from service.core.declarations.registry import Resource, ResourceRelation
-from service.core.declarations.rules import MESSAGES
-from service.core.kernel.errors import NotFound, PreconditionFailed, ValidationFailed
+from service.core.declarations import DATA_MEMBER, MESSAGES, Context, Resource, ResourceRelation, Restify, held_budget
+from service.core.kernel import NotFound, PreconditionFailed, ValidationFailed
 from service.core.operations import crud as operations
-from service.core.reading import fieldsets, visibility
-from service.core.reading.presenting import asked_relations, serialize, with_relations
-from service.core.writing.writes import SetChange, Write, check_version, write
+from service.core.reading import (apply_fieldsets, asked_relations, parse_fieldsets, serialize, visibility_of,
+                                  with_relations)
+from service.core.writing import SetChange, Write, check_version, write
 from storage import Stale, Versions, canonical_id, version_of
 
 OPERATIONS = ("attach", "detach", "sync")
@@ -79,7 +75,7 @@ def _requested(app: Restify, payload: Any, name: str, operation: str) -> list[st
 async def _visible(app: Restify, relation: ResourceRelation, context: Context,
                    ids: list[Any]) -> dict[str, Any]:
     """The related records among `ids` the user may see (scope and `show`), as models, by id."""
-    found = await visibility.of(app, relation.target, context.user).find_many(ids)
+    found = await visibility_of(app, relation.target, context.user).find_many(ids)
     return {id: relation.target.model(row) for id, row in found.items()}
 
 
@@ -152,7 +148,7 @@ async def change(app: Restify, name: str, id: str, operation: str, relation: str
     context.action = operation
     resource = operations.enter(app, name, context)
     tree, cap = asked_relations(app, resource, context)  # a bad parameter is a 400 before anything is written
-    chosen = fieldsets.parse(app, resource, context)
+    chosen = parse_fieldsets(app, resource, context)
     if relation in resource.relations:
         tree = {**tree, relation: tree.get(relation, {})}
     for attempt in range(1, SYNC_ATTEMPTS + 1):
@@ -165,10 +161,10 @@ async def change(app: Restify, name: str, id: str, operation: str, relation: str
             # Only sync can find its own read outdated; without If-Match the client asked for no version.
             if operation != "sync" or versions is not None or attempt == SYNC_ATTEMPTS:
                 raise PreconditionFailed() from None
-    with budgets.held(app, context) as spent:
+    with held_budget(app, context) as spent:
         data = await with_relations(app, planned.resource, context, document, (tree, cap), chosen)
-        spent.charge(budgets.DATA_MEMBER)
-    fieldsets.apply(data, chosen)
+        spent.charge(DATA_MEMBER)
+    apply_fieldsets(data, chosen)
     return {"data": data}
 
 

@@ -7,16 +7,12 @@ lowercased.
 import hmac
 from typing import Any
 
-from service.core.declarations.app import Restify
-from service.core.declarations.context import Context
-from service.core.declarations.models import Model
-from service.core.declarations.registry import Resource
-from service.core.declarations.rules import email_key
-from service.core.identity import ratelimit
-from service.core.identity.tokens import TOKENS, create_token, digest, revoke_tokens
-from service.core.kernel.errors import BadRequest, Unauthenticated, ValidationFailed
-from service.core.reading.presenting import serialize
-from service.core.writing.writes import Write, now, write
+from service.core.declarations import Context, Model, Resource, Restify, email_key
+from service.core.identity import (TOKENS, create_token, digest, judge_password, login_attempt, registration_attempt,
+                                   revoke_tokens)
+from service.core.kernel import BadRequest, Unauthenticated, ValidationFailed
+from service.core.reading import serialize
+from service.core.writing import Write, now, write
 from storage import Filter, is_valid_id
 
 BAD_CREDENTIALS = "These credentials do not match our records."
@@ -68,7 +64,7 @@ async def create_user(app: Restify, payload: dict[str, Any], context: Context) -
     app = app.pinned()
     context.action = "store"
     resource = _users(app)
-    await ratelimit.registration_attempt(app, context.extras.get("address"))  # counted before any work
+    await registration_attempt(app, context.extras.get("address"))  # counted before any work
     await app.ready()
     written = await write(Write(app, resource, resource.fields(context), context, payload, acts_as_written=True))
     return written.data
@@ -91,10 +87,10 @@ async def login(app: Restify, payload: dict[str, Any], context: Context) -> dict
     assert isinstance(email, str) and isinstance(password, str)  # the errors above say otherwise
     resource = _users(app)
     # Counted before anything else is read: a refused attempt costs no database read.
-    attempt = await ratelimit.login_attempt(app, email, context.extras.get("address"))
+    attempt = await login_attempt(app, email, context.extras.get("address"))
     user = await _find_by_email(app, resource, email)
     hashed = user.get("password") if user else None
-    if not await ratelimit.judge(app, attempt, hashed if isinstance(hashed, str) else None, password) or user is None:
+    if not await judge_password(app, attempt, hashed if isinstance(hashed, str) else None, password) or user is None:
         raise Unauthenticated(BAD_CREDENTIALS)
     token = await create_token(app, user["id"])
     context.user = resource.model(user)

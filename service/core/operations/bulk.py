@@ -17,20 +17,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from service.core.declarations import budget as budgets
-from service.core.declarations.app import Restify
-from service.core.declarations.context import Context
-from service.core.declarations.registry import Resource
-from service.core.declarations.rules import MESSAGES
-from service.core.kernel.errors import BadRequest, NotFound, ValidationFailed
+from service.core.declarations import MESSAGES, Context, Resource, Restify, budget_of, held_budget
+from service.core.kernel import BadRequest, NotFound, ValidationFailed
 from service.core.operations.all_or_none import keyed, whole
 from service.core.operations.crud import deny, enter
-from service.core.reading import visibility
-from service.core.reading.presenting import serialize
-from service.core.writing.writes import (
-    Prepared, Saved, Write, after_remove, before, before_remove, delete_record, expected_versions, finish, persist,
-    prepare,
-)
+from service.core.reading import serialize, visibility_of
+from service.core.writing import (Prepared, Saved, Write, after_remove, before, before_remove, delete_record,
+                                  expected_versions, finish, persist, prepare)
 from storage import BULK_MARK, Step, Versions, canonical_id, version_of
 
 log = logging.getLogger("restify.bulk")
@@ -105,7 +98,7 @@ def _targets(items: list[dict[str, Any]]) -> list[Target]:
 async def _records(app: Restify, resource: Resource, context: Context, targets: list[Target]) -> list[dict[str, Any]]:
     """The record of each target, read in one query within the user's scope; one the user cannot
     see (scope or `show`) is as invalid as one that does not exist."""
-    by_id = await visibility.of(app, resource, context.user).find_many(t.id for t in targets)
+    by_id = await visibility_of(app, resource, context.user).find_many(t.id for t in targets)
     missing = {f"{t.index}.{ID}": [MESSAGES["exists"].format(attribute="id")]
                for t in targets if canonical_id(t.id) not in by_id}
     if missing:
@@ -199,7 +192,7 @@ async def update_bulk(app: Restify, name: str, items: Any, context: Context) -> 
 
 async def _answer(app: Restify, context: Context, prepared: list[Prepared], saved: list[Saved]) -> dict[str, Any]:
     """After-hooks and the records written, the answer's budget counting all of them."""
-    with budgets.held(app, context):
+    with held_budget(app, context):
         return {"data": [(await finish(p, s.document)).data for p, s in zip(prepared, saved, strict=True)]}
 
 
@@ -223,7 +216,7 @@ async def preview_delete(app: Restify, name: str, items: Any, context: Context) 
     app = app.pinned()
     context.action = "delete"
     resource, _, documents = await _deletable(app, name, items, context)
-    spent = budgets.of(app, context)
+    spent = budget_of(app, context)
     return [serialize(app, resource, context, document, spent=spent) for document in documents]
 
 

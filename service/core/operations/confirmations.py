@@ -12,10 +12,10 @@ import secrets
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from service.core.declarations.app import Restify
-from service.core.identity.tokens import digest
-from service.core.reading.serializer import iso
-from service.core.writing.writes import now
+from service.core.declarations import Restify
+from service.core.identity import digest
+from service.core.reading import iso
+from service.core.writing import now
 from storage import Filter, is_valid_id
 
 CONFIRMATIONS = "confirmations"

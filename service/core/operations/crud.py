@@ -11,23 +11,16 @@ take the one write path (`writes`).
 from typing import Any
 from urllib.parse import urlencode
 
-from service.core.declarations import budget as budgets
-from service.core.declarations.app import Restify
-from service.core.declarations.budget import Room, encoded_size, own_size
-from service.core.declarations.context import Context
-from service.core.declarations.registry import Resource
-from service.core.kernel.errors import Forbidden, NotFound, Unauthenticated
-from service.core.reading import admission, cursors, fieldsets, loading, through, visibility
-from service.core.reading.filter_objects import FILTER, as_parameters, index_query
-from service.core.reading.presenting import asked_relations, with_relations
-from service.core.reading.query import IndexQuery, RelationTree
-from service.core.reading.serializer import record_meta, resource_object, visible, with_relationships
-from service.core.reading.visibility import Visible
-from service.core.writing import uploads
-from service.core.writing.validation import canonical_references
-from service.core.writing.writes import (  # noqa: F401 (`now`, `expected_versions`: imported from here too)
-                                         Write, expected_versions, now, remove, write,
-                                         )
+from service.core.declarations import (DATA_MEMBER, Budget, Context, Resource, Restify, Room, budget_of, encoded_size,
+                                       held_budget, own_size)
+from service.core.kernel import Forbidden, NotFound, Unauthenticated
+from service.core.reading import (FILTER, Fieldsets, IndexQuery, Page, RelationTree, Visible, apply_fieldsets,
+                                  as_parameters, asked_relations, cursor_binding, cursor_key, index_query, load_related,
+                                  parse_fieldsets, read_cursor_page, read_through_page, record_meta, relation_key,
+                                  resource_object, search_within, taking_turns, visibility_of, visible, with_eager,
+                                  with_relations, with_relationships)
+from service.core.writing import Upload, Write, canonical_references, remove, write
+from service.core.writing import expected_versions, now  # noqa: F401 (the doors import them from here too)
 from storage import Filter, Versions
 
 
@@ -56,7 +49,7 @@ def _authorize(app: Restify, resource: Resource, action: str, context: Context,
 async def _find(app: Restify, resource: Resource, id: str, context: Context) -> dict[str, Any]:
     """The record, if `context.user` may see it (`visibility`): outside the scope, or refused by
     `show`, it is as missing as an id that never existed, so ids cannot be probed."""
-    document = await visibility.of(app, resource, context.user).find(id)
+    document = await visibility_of(app, resource, context.user).find(id)
     if document is None:
         raise NotFound()
     return document
@@ -73,24 +66,24 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     fields = resource.fields(context)
     repeated = context.extras.get("repeated") or {}
     query = index_query(resource, fields, context, app.settings)  # a malformed query reads nothing
-    chosen = fieldsets.parse(app, resource, context)
+    chosen = parse_fieldsets(app, resource, context)
     await app.ready()
     collection = app.collection(resource)
-    seen = visibility.of(app, resource, context.user)
-    async with admission.taking_turns(app, resource, fields, query, context):  # expensive ones take turns
+    seen = visibility_of(app, resource, context.user)
+    async with taking_turns(app, resource, fields, query, context):  # expensive ones take turns
         where = await index_filter(app, resource, fields, query, context, seen)
         # A cursor is bound to what chooses and orders the records, and to the page size.
-        bound = cursors.binding(resource.name, query.sort, sorted(where.equals.items()), where.conditions,
-                                query.search, query.per_page)
-        if through.relation_key(query.sort):
-            page = await through.read_page(app, resource, context, where, query.sort, query.per_page, query.page,
+        bound = cursor_binding(resource.name, query.sort, sorted(where.equals.items()), where.conditions,
+                               query.search, query.per_page)
+        if relation_key(query.sort):
+            page = await read_through_page(app, resource, context, where, query.sort, query.per_page, query.page,
                                            query.cursor)
         else:
-            page = await cursors.read_page(collection, where, query.sort, query.per_page, query.page, query.cursor,
-                                           cursors.key(app.settings), bound)
+            page = await read_cursor_page(collection, where, query.sort, query.per_page, query.page, query.cursor,
+                                          cursor_key(app.settings), bound)
         total = await collection.count(where) if query.counted else None
     rows = [(d, resource.model(d)) for d in seen.shown(page.documents)]
-    spent = budgets.of(app, context)
+    spent = budget_of(app, context)
     data, sizes = await _records(app, resource, context, seen.gate, rows, fields, query.related, chosen, spent)
     body = _envelope(context, query, page, repeated, total, len(rows))
     frame = encoded_size(body)  # the envelope, around an empty list of records
@@ -99,14 +92,14 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
         if kept < len(rows):
             data, spent.cut = data[:kept], (kept, len(rows))
     spent.charge(frame + max(len(data) - 1, 0))
-    fieldsets.apply(data, chosen)
+    apply_fieldsets(data, chosen)
     body["data"] = data
     return body
 
 
 async def _records(app: Restify, resource: Resource, context: Context, gate: Any,
                    rows: list[tuple[dict[str, Any], Any]], fields: list, related: RelationTree,
-                   chosen: fieldsets.Fieldsets, spent: budgets.Budget) -> tuple[list[dict[str, Any]], list[int]]:
+                   chosen: Fieldsets, spent: Budget) -> tuple[list[dict[str, Any]], list[int]]:
     """The resource objects of a page's records with their relations, charged to `spent`, and the bytes
     each takes as written. A page that may be cut (`spent.room`) builds only the records that may fit,
     and charges each related record once: which records it keeps is decided from their sizes."""
@@ -123,10 +116,10 @@ async def _records(app: Restify, resource: Resource, context: Context, gate: Any
         built += size
         data.append(item)
         sizes.append(size)
-    tree = loading.with_eager(resource, related)
+    tree = with_eager(resource, related)
     if tree:
         documents = [d for d, _ in rows[:len(data)]]
-        loaded = await loading.load(app, resource, context, documents, tree, spent=spent, keep=chosen,
+        loaded = await load_related(app, resource, context, documents, tree, spent=spent, keep=chosen,
                                     copies=spent.copies and room is None)
         for position, item in enumerate(data):
             with_relationships(item, loaded.relationships[item["id"]])
@@ -156,17 +149,17 @@ async def index_filter(app: Restify, resource: Resource, fields: list, query: In
     conditions = tuple((field, operation, canonical_references(app, fields, {field: value})[field])
                        for field, operation, value in query.conditions)
     # The policy's scope is inside the query: pages and the total count only readable records.
-    seen = seen if seen is not None else visibility.of(app, resource, context.user)
+    seen = seen if seen is not None else visibility_of(app, resource, context.user)
     return seen.within(Filter(
         equals=equals,
         search_fields=tuple(f.name for f in fields if f.is_searchable),
         search_text=query.search,
-        search_within=await through.search_within(app, resource, context, query.search),
+        search_within=await search_within(app, resource, context, query.search),
         conditions=conditions,
     ))
 
 
-def _envelope(context: Context, query: IndexQuery, page: cursors.Page, repeated: dict[str, list[str]],
+def _envelope(context: Context, query: IndexQuery, page: Page, repeated: dict[str, list[str]],
               total: int | None, count: int) -> dict[str, Any]:
     """The answer of a page of `count` records, with an empty list of records (the caller fills it)."""
     by_page = page.skip is not None
@@ -218,17 +211,17 @@ async def show(app: Restify, name: str, id: str, context: Context) -> dict[str, 
     context.action = "show"
     resource = enter(app, name, context)
     asked = asked_relations(app, resource, context)
-    chosen = fieldsets.parse(app, resource, context)
+    chosen = parse_fieldsets(app, resource, context)
     document = await _find(app, resource, id, context)
-    with budgets.held(app, context) as spent:
+    with held_budget(app, context) as spent:
         data = await with_relations(app, resource, context, document, asked, chosen)
-        spent.charge(budgets.DATA_MEMBER)
-    fieldsets.apply(data, chosen)
+        spent.charge(DATA_MEMBER)
+    apply_fieldsets(data, chosen)
     return {"data": data}
 
 
 async def store(app: Restify, name: str, payload: dict[str, Any], context: Context,
-                files: dict[str, uploads.Upload] | None = None) -> dict[str, Any]:
+                files: dict[str, Upload] | None = None) -> dict[str, Any]:
     app = app.pinned()
     context.action = "store"
     resource = enter(app, name, context)
@@ -239,7 +232,7 @@ async def store(app: Restify, name: str, payload: dict[str, Any], context: Conte
 
 
 async def update(app: Restify, name: str, id: str, payload: dict[str, Any], context: Context,
-                 partial: bool = False, files: dict[str, uploads.Upload] | None = None,
+                 partial: bool = False, files: dict[str, Upload] | None = None,
                  versions: Versions = None) -> dict[str, Any]:
     """`versions`: the record's versions the client accepts (If-Match, `version`); None: any."""
     app = app.pinned()

@@ -10,15 +10,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
-from service.core.declarations.app import Restify
-from service.core.declarations.context import Context
-from service.core.declarations.models import Model
-from service.core.declarations.registry import Resource
-from service.core.kernel.errors import DeclarationError, NotFound
-from service.core.kernel.naming import snake
+from service.core.declarations import Context, Model, Resource, Restify
+from service.core.kernel import DeclarationError, NotFound, snake
 from service.core.operations import crud as operations
-from service.core.reading import visibility
-from service.core.reading.filter_objects import query_text
+from service.core.reading import query_text, visibility_of
 
 E = TypeVar("E", bound="Extension")
 
@@ -85,7 +80,7 @@ class Extension:
         """The records among `ids` the acting user may see (the repository's scope, then `show`), by id,
         in one query: one they may not see counts as missing (e.g. a post's `tag_ids`, counted)."""
         resource = context.app.resource(repository)
-        found = await visibility.of(context.app, resource, context.user).find_many(ids)
+        found = await visibility_of(context.app, resource, context.user).find_many(ids)
         return {id: resource.model(document) for id, document in found.items()}
 
 

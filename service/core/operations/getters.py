@@ -10,9 +10,7 @@ as on show). Whatever `handle` returns is the answer's `data`.
 """
 from typing import Any
 
-from service.core.declarations.app import Restify
-from service.core.declarations.context import Context
-from service.core.declarations.models import Model
+from service.core.declarations import Context, Model, Restify
 from service.core.operations import crud as operations
 from service.core.operations.extensions import Extension, RunContext, chosen, entered, offered, running
 

@@ -6,16 +6,10 @@ policy: nobody else's record can be reached through them.
 """
 from typing import Any
 
-from service.core.declarations.app import Restify
-from service.core.declarations.context import Context
-from service.core.declarations.fields import Field, field
-from service.core.declarations.registry import Resource
-from service.core.kernel.errors import Unauthenticated
-from service.core.reading import fieldsets
-from service.core.reading.presenting import asked_relations, with_relations
-from service.core.reading.serializer import resource_object
-from service.core.writing import uploads
-from service.core.writing.writes import Write, write
+from service.core.declarations import Context, Field, Resource, Restify, field
+from service.core.kernel import Unauthenticated
+from service.core.reading import apply_fieldsets, asked_relations, parse_fieldsets, resource_object, with_relations
+from service.core.writing import Upload, Write, write
 
 
 def _fallback_fields() -> list[Field]:
@@ -43,14 +37,14 @@ async def show(app: Restify, context: Context) -> dict[str, Any]:
     resource = _repository(app, context)
     if resource is None:
         return resource_object(app.settings.get("auth", "user_repository"), _fallback_fields(), document)
-    asked, chosen = asked_relations(app, resource, context), fieldsets.parse(app, resource, context)
+    asked, chosen = asked_relations(app, resource, context), parse_fieldsets(app, resource, context)
     data = await with_relations(app, resource, context, document, asked, chosen)
-    fieldsets.apply(data, chosen)
+    apply_fieldsets(data, chosen)
     return data
 
 
 async def update(app: Restify, payload: dict[str, Any], context: Context,
-                 files: dict[str, uploads.Upload] | None = None) -> dict[str, Any]:
+                 files: dict[str, Upload] | None = None) -> dict[str, Any]:
     app = app.pinned()
     context.action = "update"
     document = _user_document(context)

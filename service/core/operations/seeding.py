@@ -8,9 +8,7 @@ repositories the application declares, in the shape they declare.
 import random
 from typing import Any
 
-from service.core.declarations.app import Restify
-from service.core.declarations.context import Context
-from service.core.declarations.models import Model
+from service.core.declarations import Context, Model, Restify
 from service.core.operations import attaching, auth, crud as operations
 
 

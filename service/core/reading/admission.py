@@ -26,15 +26,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from service.core.declarations.context import Context
-from service.core.declarations.fields import Field
-from service.core.kernel.errors import Busy
-from service.core.kernel.operators import CONDITIONS
+from service.core.declarations import Context, Field
+from service.core.kernel import CONDITIONS, Busy
 from service.core.reading.query import IndexQuery
 
 if TYPE_CHECKING:
-    from service.core.declarations.app import Restify
-    from service.core.declarations.registry import Resource
+    from service.core.declarations import Resource, Restify
 
 IN_VALUES = 100
 DEEP_SKIP = 10_000

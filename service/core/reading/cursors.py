@@ -35,7 +35,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from service.config import Settings
-from service.core.kernel.errors import BadRequest
+from service.core.kernel import BadRequest
 from storage import Collection, Filter
 
 KEY_FILE = Path("var") / "cursor.key"
@@ -53,7 +53,7 @@ class Position:
     values: tuple[Any, ...]  # one per sort key, the id last
 
 
-def key(settings: Settings) -> bytes:
+def cursor_key(settings: Settings) -> bytes:
     configured = settings.value("query", "cursor_secret")
     if configured:
         return str(configured).encode()
@@ -77,7 +77,7 @@ def _deployment_key(path: str) -> bytes:
     return file.read_text().strip().encode()
 
 
-def binding(*parts: Any) -> str:
+def cursor_binding(*parts: Any) -> str:
     """A digest of what a cursor is bound to (sort, filters, perPage...)."""
     text = json.dumps(parts, default=str, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:_BINDING_CHARS]
@@ -160,8 +160,8 @@ class Page:
     prev_cursor: str | None
 
 
-async def read_page(collection: Collection, where: Filter, sort: list[tuple[str, int]], per_page: int,
-                    page: int, cursor: str | None, secret: bytes, bound: str) -> Page:
+async def read_cursor_page(collection: Collection, where: Filter, sort: list[tuple[str, int]], per_page: int,
+                           page: int, cursor: str | None, secret: bytes, bound: str) -> Page:
     """One page by number (`cursor` None) or by keyset position; either way with the cursors
     of the pages beside it, null at the ends."""
     keys = [name for name, _ in sort]

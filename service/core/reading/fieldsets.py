@@ -13,14 +13,13 @@ keys are read from whole records, and a record is one document either way.
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from service.core.declarations.context import Context
-from service.core.declarations.registry import Resource
-from service.core.kernel.errors import BadRequest
+from service.core.declarations import Context, Resource
+from service.core.kernel import BadRequest
 from service.core.reading.query import FIELDSET_NAME
 from service.core.reading.serializer import TIMESTAMPS
 
 if TYPE_CHECKING:
-    from service.core.declarations.app import Restify
+    from service.core.declarations import Restify
 
 Fieldsets = dict[str, frozenset[str]]  # type -> the names to keep
 
@@ -36,7 +35,7 @@ def selectable(resource: Resource, context: Context) -> list[str]:
 SELECTED = "selected"
 
 
-def parse(app: "Restify", resource: Resource, context: Context) -> Fieldsets:
+def parse_fieldsets(app: "Restify", resource: Resource, context: Context) -> Fieldsets:
     """The fieldsets `context.params` ask for, checked (a 400 before any record is read), and those
     of the door's selection (`SELECTED`)."""
     chosen: Fieldsets = {}
@@ -67,7 +66,7 @@ def _refuse(name: str, message: str) -> NoReturn:
     raise BadRequest(message, {name: [message]})
 
 
-def apply(data: dict[str, Any] | list[dict[str, Any]], chosen: Fieldsets) -> None:
+def apply_fieldsets(data: dict[str, Any] | list[dict[str, Any]], chosen: Fieldsets) -> None:
     """Trims resource objects (one or a list) and their related ones, in place."""
     if chosen:
         _trim(data if isinstance(data, list) else [data], chosen)

@@ -17,22 +17,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from service.config import Settings
-from service.core.declarations.context import Context
-from service.core.declarations.description import Description, describe, to_boolean
-from service.core.declarations.fields import Field
-from service.core.kernel.operators import (
-    BY_OBJECT_NAME,
-    FLAG,
-    LIST,
-    for_type,
-    refuse,
-    refuse_operator,
-    refuse_shape,
-)
+from service.core.declarations import Context, Description, Field, describe, to_boolean
+from service.core.kernel import BY_OBJECT_NAME, FLAG, LIST, for_type, refuse, refuse_operator, refuse_shape
 from service.core.reading.query import IndexQuery, conditions_of, max_in_values, parse_index
 
 if TYPE_CHECKING:
-    from service.core.declarations.registry import Resource
+    from service.core.declarations import Resource
 
 FILTER = "filter"  # the key of `Context.extras` that holds a door's filter object
 

@@ -19,11 +19,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from service.core.declarations import budget as budgets
-from service.core.declarations.budget import Budget, own_size, relation_size
-from service.core.declarations.context import Context
-from service.core.declarations.registry import Resource, ResourceRelation
-from service.core.kernel.errors import BadRequest
+from service.core.declarations import (RELATIONSHIPS_MEMBER, Budget, Context, Resource, ResourceRelation, budget_of,
+                                       own_size, relation_size)
+from service.core.kernel import BadRequest
 from service.core.reading import visibility
 from service.core.reading.fieldsets import Fieldsets
 from service.core.reading.query import RelationTree
@@ -31,7 +29,7 @@ from service.core.reading.serializer import resource_object, visible
 from service.core.reading.visibility import Visible
 
 if TYPE_CHECKING:
-    from service.core.declarations.app import Restify
+    from service.core.declarations import Restify
 
 Relationships = dict[str, dict[str, list[dict[str, Any]]]]  # owner id -> relation name -> resources
 
@@ -81,14 +79,14 @@ class Loaded:
         return self.relationships.get(owner_id)
 
 
-async def load(app: "Restify", resource: Resource, context: Context, owners: list[dict[str, Any]],
-               tree: RelationTree, cap: int | None = None, spent: Budget | None = None,
-               keep: Fieldsets | None = None, copies: bool | None = None) -> Loaded:
+async def load_related(app: "Restify", resource: Resource, context: Context, owners: list[dict[str, Any]],
+                       tree: RelationTree, cap: int | None = None, spent: Budget | None = None,
+                       keep: Fieldsets | None = None, copies: bool | None = None) -> Loaded:
     """The relationships of every owner document, keyed by owner id. Related records bring their own
     model's eager relations too. `spent` is charged with every related record the answer writes
     (`keep`: the fieldsets the answer is trimmed to); with `copies` False, only once per record built
     (the caller charges the places: GraphQL, an MCP page cut to fit)."""
-    spent = spent if spent is not None else budgets.of(app, context)
+    spent = spent if spent is not None else budget_of(app, context)
     copies = spent.copies if copies is None else copies
     loader = _Loader(app, context, cap, Rows(app.settings.max_related_rows), spent, keep or {}, copies)
     return await loader.level(resource, owners, tree, frozenset(), True)
@@ -115,7 +113,7 @@ class _Loader:
             shown = written and (keep is None or name in keep)
             shown_relations += shown
             limit = None if relation.decl.name in resource.model.eager else self.cap
-            seen = visibility.of(self.app, relation.target, self.context.user)
+            seen = visibility.visibility_of(self.app, relation.target, self.context.user)
             targets = seen.shown(await self._fetch(relation, owners, limit, seen)) if seen.entered else []
             fields = visible(relation.target.fields(self.context))
             objects = {t["id"]: resource_object(relation.target.name, fields, t) for t in targets}
@@ -132,7 +130,7 @@ class _Loader:
                     counts[i] += nested.rows[i]
             self._place(loaded, name, relation, owners, targets, objects, sizes, counts, shown)
         if shown_relations:  # `,"relationships":{...}` with a comma between relations, around them all
-            wrapper = budgets.RELATIONSHIPS_MEMBER + shown_relations - 1
+            wrapper = RELATIONSHIPS_MEMBER + shown_relations - 1
             for owner_id in loaded.bytes:
                 loaded.bytes[owner_id] += wrapper
             if self.copies:

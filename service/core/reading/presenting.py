@@ -3,10 +3,7 @@ the request asked for (with the model's eager ones). Show, the profile, the writ
 changes all present a record through here."""
 from typing import TYPE_CHECKING, Any
 
-from service.core.declarations import budget as budgets
-from service.core.declarations.budget import Budget, own_size
-from service.core.declarations.context import Context
-from service.core.declarations.registry import Resource
+from service.core.declarations import Budget, Context, Resource, budget_of, own_size
 from service.core.reading import loading
 from service.core.reading.fieldsets import Fieldsets
 from service.core.reading.query import (
@@ -15,7 +12,7 @@ from service.core.reading.query import (
 from service.core.reading.serializer import record_meta, resource_object, visible, with_relationships
 
 if TYPE_CHECKING:
-    from service.core.declarations.app import Restify
+    from service.core.declarations import Restify
 
 Asked = tuple[RelationTree, int | None]  # the relations to load, and the cap of those not eager
 
@@ -29,7 +26,7 @@ def serialize(app: "Restify", resource: Resource, context: Context, document: di
     meta = record_meta(app.registry.policies.flags(resource.model, context.user, resource.model(document)), document)
     shown = visible(fields if fields is not None else resource.fields(context))
     data = resource_object(resource.name, shown, document, None, meta)
-    (spent if spent is not None else budgets.of(app, context)).charge(own_size(data, keep))
+    (spent if spent is not None else budget_of(app, context)).charge(own_size(data, keep))
     return data
 
 
@@ -46,12 +43,12 @@ async def with_relations(app: "Restify", resource: Resource, context: Context, d
                          spent: Budget | None = None) -> dict[str, Any]:
     """The resource object of `document` with its relations loaded (only the eager ones when
     nothing was asked), as `context.user` may see them; `chosen`: the fieldsets the answer will be
-    trimmed to (`fieldsets.apply`), which its budget (`spent`, else the context's) counts."""
+    trimmed to (`apply_fieldsets`), which its budget (`spent`, else the context's) counts."""
     tree, cap = asked if asked is not None else (loading.with_eager(resource, {}), None)
-    spent, keep = spent if spent is not None else budgets.of(app, context), chosen or {}
+    spent, keep = spent if spent is not None else budget_of(app, context), chosen or {}
     data = serialize(app, resource, context, document, spent=spent, keep=keep.get(resource.name))
     if tree:
-        related = await loading.load(app, resource, context, [document], tree, cap=cap, spent=spent, keep=keep)
+        related = await loading.load_related(app, resource, context, [document], tree, cap=cap, spent=spent, keep=keep)
         if related.relationships[document["id"]]:
             with_relationships(data, related.relationships[document["id"]])
     return data

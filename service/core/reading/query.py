@@ -10,26 +10,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from service.config import Settings
-from service.core.declarations.description import Description, describe, to_boolean, to_number
-from service.core.declarations.fields import Field
-from service.core.kernel.errors import BadRequest
-from service.core.kernel.naming import RESERVED
-from service.core.kernel.operators import (
-    CONDITIONS,
-    FLAG,
-    LIST,
-    NAME,
-    NEGATED,
-    OPERATORS,
-    Operator,
-    refuse,
-    refuse_null,
-    refuse_operator,
-    refuse_shape,
-)
+from service.core.declarations import Description, Field, describe, to_boolean, to_number
+from service.core.kernel import (CONDITIONS, FLAG, LIST, NAME, NEGATED, OPERATORS, RESERVED, BadRequest, Operator,
+                                 refuse, refuse_null, refuse_operator, refuse_shape)
 
 if TYPE_CHECKING:
-    from service.core.declarations.registry import Resource
+    from service.core.declarations import Resource
 
 RelationTree = dict[str, "RelationTree"]
 # The one bracket shape a parameter name may have: `<field>[<op>]`, or `-<field>` for `ne`.

@@ -6,7 +6,7 @@ field's kind, so a boolean the server kept as 1/0 still reads as true/false.
 from datetime import datetime, timezone
 from typing import Any
 
-from service.core.declarations.fields import Field
+from service.core.declarations import Field
 from storage import version_of
 
 TIMESTAMPS = ("created_at", "updated_at")

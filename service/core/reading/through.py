@@ -19,15 +19,14 @@ import asyncio
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from service.core.declarations.context import Context
-from service.core.declarations.registry import Resource, ResourceRelation
-from service.core.kernel.errors import BadRequest
+from service.core.declarations import Context, Resource, ResourceRelation
+from service.core.kernel import BadRequest
 from service.core.reading import visibility
 from service.core.reading.cursors import Page
 from storage import Filter
 
 if TYPE_CHECKING:
-    from service.core.declarations.app import Restify
+    from service.core.declarations import Restify
 
 _MAX_BATCH = 32  # parents counted at once
 
@@ -40,7 +39,7 @@ async def _parents(app: "Restify", relation: ResourceRelation, context: Context,
                    sort: list[tuple[str, int]] | None, what: str) -> list[dict[str, Any]]:
     """The parents `where` finds that the user may see, at most `limit`; more is a 400."""
     target = relation.target
-    seen = visibility.of(app, target, context.user)
+    seen = visibility.visibility_of(app, target, context.user)
     if not seen.entered:
         return []
     bound = limit(app)
@@ -75,8 +74,8 @@ def relation_key(sort: list[tuple[str, int]]) -> tuple[str, str, int] | None:
     return relation, field_name, direction
 
 
-async def read_page(app: "Restify", resource: Resource, context: Context, where: Filter,
-                    sort: list[tuple[str, int]], per_page: int, page: int, cursor: str | None) -> Page:
+async def read_through_page(app: "Restify", resource: Resource, context: Context, where: Filter,
+                            sort: list[tuple[str, int]], per_page: int, page: int, cursor: str | None) -> Page:
     """Page `page` of the records `where` finds, in the order of their parents (see the module)."""
     if cursor is not None:
         message = "A sort by a related field reads pages by number: it cannot be used with cursor."

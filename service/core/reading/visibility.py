@@ -9,7 +9,7 @@ Every read takes it: index pages, totals and the records an index action selects
 getters name by id; relation loads; `exists:` checks; the parents a relation search or sort reads;
 and, tested in the process (`admits`), the changes a live feed delivers.
 
-    seen = visibility.of(app, resource, context.user)
+    seen = visibility_of(app, resource, context.user)
     where = seen.within(Filter(equals=...))     # the scope inside the query
     rows = seen.shown(await collection.find(where))
 """
@@ -18,14 +18,11 @@ from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from service.core.declarations import scopes
-from service.core.declarations.models import Model
-from service.core.declarations.policies import Gate
+from service.core.declarations import Gate, Model, admits
 from storage import Filter
 
 if TYPE_CHECKING:
-    from service.core.declarations.app import Restify
-    from service.core.declarations.registry import Resource
+    from service.core.declarations import Resource, Restify
 
 
 class Visible:
@@ -61,7 +58,7 @@ class Visible:
     def admits(self, document: dict[str, Any]) -> bool:
         """For a document no query read (a change stream delivered it): the scope tested in the
         process, as the query would test it, then `show`."""
-        return self.entered and scopes.admits(self.scope, document) and self.shows(document)
+        return self.entered and admits(self.scope, document) and self.shows(document)
 
     # -- reads -------------------------------------------------------------------------------------
     async def find_one(self, where: Filter) -> dict[str, Any] | None:
@@ -83,6 +80,6 @@ class Visible:
         return {document["id"]: document for document in found if self.shows(document)}
 
 
-def of(app: "Restify", resource: "Resource", user: Model | None) -> Visible:
+def visibility_of(app: "Restify", resource: "Resource", user: Model | None) -> Visible:
     """What `user` may see of `resource`'s records."""
     return Visible(app, resource, user)

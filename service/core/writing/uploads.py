@@ -11,12 +11,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from service.core.declarations.description import describe
-from service.core.declarations.fields import Field
+from service.core.declarations import Field, describe
 from storage import Filter, StoredFile
 
 if TYPE_CHECKING:
-    from service.core.declarations.app import Restify
+    from service.core.declarations import Restify
 
 CONTENT_TYPES = {"png": "image/png", "jpg": "image/jpeg", "gif": "image/gif", "webp": "image/webp"}
 
@@ -48,8 +47,8 @@ def image_type(data: bytes) -> str | None:
     return None
 
 
-def check(fields: list[Field], files: dict[str, Upload],
-          max_bytes: int) -> tuple[dict[str, list[str]], list[PendingFile]]:
+def check_uploads(fields: list[Field], files: dict[str, Upload],
+                  max_bytes: int) -> tuple[dict[str, list[str]], list[PendingFile]]:
     """Field errors and the files to write, for the image fields that received a file."""
     errors: dict[str, list[str]] = {}
     pending: list[PendingFile] = []
@@ -81,7 +80,8 @@ def storage_path(field: Field, record_id: str, extension: str, default_directory
     return f"{field.directory or default_directory}/{name}"
 
 
-async def write(app: "Restify", pending: list[PendingFile], record_id: str, default_directory: str) -> dict[str, str]:
+async def write_files(app: "Restify", pending: list[PendingFile], record_id: str,
+                      default_directory: str) -> dict[str, str]:
     """Writes every pending file; returns field name -> public URL path (`/storage/<dir>/<file>`)."""
     written: dict[str, str] = {}
     try:
@@ -90,12 +90,12 @@ async def write(app: "Restify", pending: list[PendingFile], record_id: str, defa
             await app.disk(item.field.disk_name).put(path, item.upload.body)
             written[item.field.name] = app.file_url(path)
     except Exception:
-        await discard(app, written.values())
+        await discard_files(app, written.values())
         raise
     return written
 
 
-async def discard(app: "Restify", urls: Iterable[str | None]) -> None:
+async def discard_files(app: "Restify", urls: Iterable[str | None]) -> None:
     """Deletes stored files by URL from every disk (a path lives on one; the others ignore it)."""
     for url in list(urls):
         path = app.file_path(url)

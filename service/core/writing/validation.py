@@ -10,18 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 import voluptuous as vol
 
-from service.core.declarations.description import describe
-from service.core.declarations.fields import Field
-from service.core.declarations.models import Model
-from service.core.declarations.rules import MESSAGES, FieldRules
-from service.core.identity import ratelimit
-from service.core.kernel.errors import ValidationFailed
-from service.core.reading import visibility
+from service.core.declarations import MESSAGES, Field, FieldRules, Model, describe
+from service.core.identity import password_matches
+from service.core.kernel import ValidationFailed
+from service.core.reading import visibility_of
 from service.core.writing import uploads
 from storage import Filter, canonical_id
 
 if TYPE_CHECKING:
-    from service.core.declarations.app import Restify
+    from service.core.declarations import Restify
 
 
 _COMPILED: dict[tuple, FieldRules] = {}
@@ -149,7 +146,7 @@ async def _visible(app: "Restify", collection: str, where: Filter, acting: Model
     resource = next((r for r in app.registry.resources.values() if r.collection == collection), None)
     if resource is None:
         return await app.db.collection(collection).find_one(where)
-    return await visibility.of(app, resource, acting).find_one(where)
+    return await visibility_of(app, resource, acting).find_one(where)
 
 
 async def _current_password(app: "Restify", given: Any, acting: Model | None) -> str | None:
@@ -160,7 +157,7 @@ async def _current_password(app: "Restify", given: Any, acting: Model | None) ->
     email = acting.attributes.get("email") if acting is not None else None
     hashed = hashed if isinstance(hashed, str) else None
     # Counted as a login attempt of the account, so a stolen token guesses no faster than a login form.
-    matches = await ratelimit.password_matches(app, email, None, hashed, given) if isinstance(email, str) \
+    matches = await password_matches(app, email, None, hashed, given) if isinstance(email, str) \
         else await app.passwords.verify(hashed, given)
     return None if matches else MESSAGES["current_password"]
 
@@ -178,7 +175,8 @@ async def validate_request(app: "Restify", fields: list[Field], payload: Mapping
                            existing: Mapping[str, Any] | None = None, acting: Model | None = None,
                            ) -> tuple[dict[str, Any], list["uploads.PendingFile"]]:
     """Field values and image uploads checked together: one 422 reports every problem."""
-    upload_errors, pending = uploads.check(fields, dict(files or {}), int(app.settings.get("files", "max_bytes")))
+    max_bytes = int(app.settings.get("files", "max_bytes"))
+    upload_errors, pending = uploads.check_uploads(fields, dict(files or {}), max_bytes)
     for field in fields:
         if (field.is_file and action == "store" and field.name not in upload_errors
                 and compiled_rules(field, action).required and not (files or {}).get(field.name)):

@@ -24,14 +24,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from service.core.declarations.app import Restify
-from service.core.declarations.context import Context
-from service.core.declarations.fields import Field
-from service.core.declarations.registry import Resource
-from service.core.identity import tokens
-from service.core.kernel.errors import BadRequest, NotFound, PreconditionFailed, ValidationFailed
-from service.core.reading.presenting import serialize
-from service.core.reading.serializer import iso, resource_object
+from service.core.declarations import Context, Field, Resource, Restify
+from service.core.identity import after_user_delete, after_user_update
+from service.core.kernel import BadRequest, NotFound, PreconditionFailed, ValidationFailed
+from service.core.reading import iso, resource_object, serialize
 from service.core.writing import uploads
 from service.core.writing.validation import unique_message, validate_request
 from storage import VERSION, DuplicateKey, Versions, new_id, version_of
@@ -156,7 +152,7 @@ async def finish(prepared: Prepared, document: dict[str, Any]) -> Written:
     if plan.creating:
         await run_hook(repository.stored, context, plan.resource.model(document))
     else:
-        await tokens.after_user_update(plan.app, plan.resource, plan.fields, prepared.values, document["id"], context)
+        await after_user_update(plan.app, plan.resource, plan.fields, prepared.values, document["id"], context)
         await run_hook(repository.updated, context, plan.resource.model(document))
     if plan.acts_as_written:
         context.user = plan.resource.model(document)
@@ -226,9 +222,9 @@ async def delete_record(app: Restify, resource: Resource, document: dict[str, An
 async def after_remove(app: Restify, resource: Resource, context: Context, removed: dict[str, Any]) -> None:
     """The user's tokens, the after-hook, then the files of the record as deleted (not as read
     before: an upload may have replaced one meanwhile)."""
-    await tokens.after_user_delete(app, resource, removed["id"])
+    await after_user_delete(app, resource, removed["id"])
     await run_hook(resource.repository.deleted, context, resource.model(removed))
-    await uploads.discard(app, [removed.get(f.name) for f in resource.fields(context) if f.is_file])
+    await uploads.discard_files(app, [removed.get(f.name) for f in resource.fields(context) if f.is_file])
 
 
 async def save(app: Restify, resource: Resource, fields: list[Field], values: dict[str, Any],
@@ -239,7 +235,7 @@ async def save(app: Restify, resource: Resource, fields: list[Field], values: di
     with `change` made to its array in the same atomic update); a failed record write takes the new
     files back, a successful one deletes the files it replaced. Returns the record as written and as
     it was just before ({} when created or changed in place)."""
-    written = await uploads.write(app, pending, record_id, resource.name)
+    written = await uploads.write_files(app, pending, record_id, resource.name)
     values.update(written)
     collection = app.collection(resource)
     replaced: dict[str, Any] = {}
@@ -254,14 +250,14 @@ async def save(app: Restify, resource: Resource, fields: list[Field], values: di
             swapped = await collection.swap(record_id, values, versions)
             replaced, document = swapped if swapped else ({}, None)
     except DuplicateKey as error:
-        await uploads.discard(app, written.values())
+        await uploads.discard_files(app, written.values())
         raise ValidationFailed(unique_message(fields, error.field)) from None
     except BaseException:
-        await uploads.discard(app, written.values())
+        await uploads.discard_files(app, written.values())
         raise
     if document is None:
-        await uploads.discard(app, written.values())
+        await uploads.discard_files(app, written.values())
         raise NotFound()
     # What this write replaced (not what was read before it): racing uploads leave no orphan.
-    await uploads.discard(app, [replaced.get(n) for n, url in written.items() if replaced.get(n) != url])
+    await uploads.discard_files(app, [replaced.get(n) for n, url in written.items() if replaced.get(n) != url])
     return document, replaced
