@@ -7,7 +7,7 @@ May import: kernel (docs/architecture.md: the layers and their rules).
 from service.core.declarations.app import Restify
 from service.core.declarations.budget import (DATA_MEMBER, RELATIONSHIPS_MEMBER, Budget, Room, budget_of, encoded_size,
                                               held_budget, own_size, relation_size)
-from service.core.declarations.constraints import Constraints
+from service.core.declarations.constraints import PATTERN_RULES, Constraints
 from service.core.declarations.context import Context
 from service.core.declarations.description import INT64, Description, describe, to_boolean, to_number
 from service.core.declarations.fields import Field, field
@@ -18,8 +18,8 @@ from service.core.declarations.rules import MESSAGES, FieldRules, email_key
 from service.core.declarations.scopes import admits
 
 __all__ = [
-    "DATA_MEMBER", "INT64", "MESSAGES", "RELATIONSHIPS_MEMBER", "Budget", "Constraints", "Context", "Description",
-    "Field", "FieldRules", "Gate", "Model", "Resource", "ResourceRelation", "Restify", "Room", "admits", "budget_of",
-    "describe", "email_key", "encoded_size", "field", "held_budget", "own_size", "relation_size", "to_boolean",
-    "to_number"
+    "DATA_MEMBER", "INT64", "MESSAGES", "PATTERN_RULES", "RELATIONSHIPS_MEMBER", "Budget", "Constraints", "Context",
+    "Description", "Field", "FieldRules", "Gate", "Model", "Resource", "ResourceRelation", "Restify", "Room", "admits",
+    "budget_of", "describe", "email_key", "encoded_size", "field", "held_budget", "own_size", "relation_size",
+    "to_boolean", "to_number"
 ]

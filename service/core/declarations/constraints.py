@@ -12,12 +12,32 @@ from dataclasses import dataclass
 MAX_TEXT = 65_535  # the implicit ceiling of free text without its own `max`
 SIZES = ("min", "max", "between")
 FORMATS = ("email", "url")
-PATTERNS = ("alpha", "alpha_num", "alpha_dash")
 # Rules that shape the flow of validation, not a check of the value (`sometimes` is accepted and changes nothing).
 FLOW = ("required", "nullable", "sometimes", "confirmed", "unique", "exists", "current_password")
 TYPES = ("string", "numeric", "integer", "boolean", "date")
 
 _INTEGER = re.compile(r"^\s*[+-]?\d+\s*$", re.ASCII)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A rule a text must match, one entry each: the declaration check, the validator (its regex and
+    422 message) and the JSON Schemas (its note) read it here."""
+    name: str
+    regex: re.Pattern[str]
+    message: str  # {attribute}: the field's label
+    note: str     # what a schema's description says of it
+
+
+PATTERN_RULES = {pattern.name: pattern for pattern in (
+    Pattern("alpha", re.compile(r"^[^\W\d_]+$"), "The {attribute} may only contain letters.", "letters only"),
+    Pattern("alpha_num", re.compile(r"^[^\W_]+$"), "The {attribute} may only contain letters and numbers.",
+            "letters and digits only"),
+    Pattern("alpha_dash", re.compile(r"^[\w-]+$"),
+            "The {attribute} may only contain letters, numbers, dashes and underscores.",
+            "letters, digits, dashes and underscores only"),
+)}
+PATTERNS = tuple(PATTERN_RULES)
 
 
 @dataclass(frozen=True)

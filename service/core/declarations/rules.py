@@ -14,7 +14,8 @@ from typing import Any
 
 import voluptuous as vol
 
-from service.core.declarations.constraints import FLOW, FORMATS, PATTERNS, SIZES, TYPES, Check, Rule
+from service.core.declarations.constraints import (FLOW, FORMATS, PATTERN_RULES, PATTERNS, SIZES, TYPES, Check,
+                                                  Rule)
 from service.core.declarations.description import INT64, describe, parse_date, to_boolean, to_number
 from service.core.declarations.fields import Field
 from service.core.kernel import DeclarationError
@@ -28,9 +29,6 @@ MESSAGES = {
     "date": "The {attribute} is not a valid date.",
     "email": "The {attribute} must be a valid email address.",
     "url": "The {attribute} format is invalid.",
-    "alpha": "The {attribute} may only contain letters.",
-    "alpha_num": "The {attribute} may only contain letters and numbers.",
-    "alpha_dash": "The {attribute} may only contain letters, numbers, dashes and underscores.",
     "in": "The selected {attribute} is invalid.",
     "not_in": "The selected {attribute} is invalid.",
     "max.string": "The {attribute} may not be greater than {max} characters.",
@@ -44,15 +42,14 @@ MESSAGES = {
     "confirmed": "The {attribute} confirmation does not match.",
     "current_password": "The password is incorrect.",
     "image": "The {attribute} must be an image.",
+    **{pattern.name: pattern.message for pattern in PATTERN_RULES.values()},
 }
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _URL = re.compile(r"^https?://[^\s/$.?#].[^\s]*$", re.IGNORECASE)
 _PATTERNS = {
     "url": _URL,
-    "alpha": re.compile(r"^[^\W\d_]+$"),
-    "alpha_num": re.compile(r"^[^\W_]+$"),
-    "alpha_dash": re.compile(r"^[\w-]+$"),
+    **{pattern.name: pattern.regex for pattern in PATTERN_RULES.values()},
 }
 
 

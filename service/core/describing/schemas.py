@@ -9,16 +9,11 @@ fields).
 import math
 from typing import Any
 
-from service.core.declarations import INT64, Constraints, Description, Field, describe, to_number
+from service.core.declarations import INT64, PATTERN_RULES, Constraints, Description, Field, describe, to_number
 
 Schema = dict[str, Any]
 
 _FORMATS = {"email": "email", "url": "uri"}
-_NOTES = {
-    "alpha": "letters only",
-    "alpha_num": "letters and digits only",
-    "alpha_dash": "letters, digits, dashes and underscores only",
-}
 
 CURRENT_PASSWORD = "current_password"
 
@@ -86,7 +81,7 @@ def input_schema(field: Field, action: str, form: bool = False) -> Schema:
 
 def _notes(field: Field, constraints: Constraints) -> list[str]:
     """What the keywords do not say: patterns, `unique`, `exists`, confirmation, the current password."""
-    notes = [_NOTES[pattern] for pattern in constraints.patterns]
+    notes = [PATTERN_RULES[pattern].note for pattern in constraints.patterns]
     notes += ["must be unique" for _ in constraints.unique]
     notes += [f"the {target.column} of an existing {target.collection} record" for target in constraints.exists]
     if constraints.confirmed:
