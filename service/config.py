@@ -47,9 +47,12 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     # cursor_secret: what index cursors are sealed with; "" makes one per app directory (var/cursor.key).
     # max_in_values: the most values one in/nin filter may list (0 or null: no cap). Expensive queries
     # (service/core/reading/admission.py) take turns: one at a time per user (guests: per address), at most
-    # expensive_concurrency at once per process (null: the number of CPU cores).
+    # expensive_concurrency at once per process (null: the number of CPU cores); after one that took T,
+    # its user rests T x expensive_rest (0: no rest), and the process long enough for its expensive
+    # queries to take at most expensive_share of its time (1: no bound).
     "query": {"max_search_length": 255, "max_related_depth": 3, "max_related_rows": None, "cursor_secret": "",
-              "max_relation_sort": 10_000, "max_in_values": 1000, "expensive_concurrency": None},
+              "max_relation_sort": 10_000, "max_in_values": 1000, "expensive_concurrency": None,
+              "expensive_rest": 1.0, "expensive_share": 0.25},
     # Attach, detach and sync: the most ids one request may name.
     "attach": {"max_ids": 1000},
     # GraphQL work is bounded by the document's size before any of it runs (depth and cost limits,

@@ -103,3 +103,73 @@ async def test_retry_after_follows_what_expensive_queries_took_lately():
         async with admission.turn("user:a", 1, "a search"), admission.turn("user:b", 1, "a search"):
             pass
     assert refused.value.retry_after == 3 and refused.value.message.endswith("Try again in 3 seconds.")
+
+
+class Clock:
+    """The admission's clock, moved by the test: a duration or a rest is what the test says it is."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def clocked() -> tuple[Admission, Clock]:
+    admission, clock = Admission(), Clock()
+    admission.clock = clock
+    return admission, clock
+
+
+async def refused(admission: Admission, who: str, rest: float = 0.0, share: float = 1.0) -> Busy:
+    with pytest.raises(Busy) as caught:
+        async with admission.turn(who, 10, "a search", rest, share):
+            pass
+    return caught.value
+
+
+async def test_an_owner_rests_as_long_as_its_last_expensive_query_took():
+    admission, clock = clocked()
+    async with admission.turn("user:a", 10, "a search", 1.0, 1.0):
+        clock.now += 2.5  # the query took 2.5 s
+    busy = await refused(admission, "user:a", 1.0)
+    assert busy.message == ("This query is expensive (a search), and after one, each user rests as long as it took "
+                            "(query.expensive_rest) before the next. Try again in 3 seconds.")
+    assert busy.retry_after == 3
+    async with admission.turn("user:b", 10, "a search", 1.0, 1.0):  # another owner does not wait
+        pass
+    clock.now += 2.4
+    assert (await refused(admission, "user:a", 1.0)).retry_after == 1  # 0.1 s left: a whole second
+    clock.now += 0.1
+    async with admission.turn("user:a", 10, "a search", 1.0, 1.0):
+        assert admission.running == {"user:a"}
+
+
+async def test_the_rest_is_a_multiple_of_the_duration_and_none_when_it_is_0():
+    admission, clock = clocked()
+    async with admission.turn("user:a", 10, "a search", 3.0, 1.0):
+        clock.now += 2
+    assert (await refused(admission, "user:a")).retry_after == 6
+    async with admission.turn("user:b", 10, "a search", 0.0, 1.0):
+        clock.now += 2
+    async with admission.turn("user:b", 10, "a search", 0.0, 1.0):
+        pass
+
+
+async def test_the_process_rests_so_that_expensive_queries_take_at_most_their_share_of_its_time():
+    admission, clock = clocked()
+    async with admission.turn("user:a", 10, "a sort by user.name", 0.0, 0.25):
+        clock.now += 1  # 1 s of a 0.25 share: the process takes no other for 3 s
+    busy = await refused(admission, "user:b")
+    assert busy.message == ("This query is expensive (a search), and the server gives them only part of its time "
+                            "(query.expensive_share). Try again in 3 seconds.")
+    assert busy.retry_after == 3
+    clock.now += 3
+    # Two at once, 1 s each: their rests add up (6 s), the process's time being the one they shared.
+    async with admission.turn("user:b", 10, "a search", 0.0, 0.25), \
+            admission.turn("user:c", 10, "a search", 0.0, 0.25):
+        clock.now += 1
+    assert (await refused(admission, "user:d")).retry_after == 6
+    clock.now += 6
+    async with admission.turn("user:d", 10, "a search", 0.0, 0.25):
+        assert admission.running == {"user:d"}

@@ -145,3 +145,72 @@ async def test_an_action_on_all_records_of_a_search_takes_a_turn_too(api, restif
         response = await api.post(f"{POSTS}/actions?action=publish-posts&search=apple", {"repositories": "all"},
                                   token=ann["token"])
         busy(response, own_turn("a search through related records"))
+
+
+# -- rests -----------------------------------------------------------------------------------------
+
+class Clock:
+    """The admission's clock: each expensive query the server admits takes `took` seconds on it."""
+
+    def __init__(self, took: float) -> None:
+        self.now, self.took = 100.0, took
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def admitted(self, _who: str) -> None:
+        self.now += self.took
+
+
+def rest_refusal(reason: str, wait: int) -> str:
+    return (f"This query is expensive ({reason}), and after one, each user rests as long as it took "
+            f"(query.expensive_rest) before the next. Try again in {wait} seconds.")
+
+
+def share_refusal(reason: str, wait: int) -> str:
+    return (f"This query is expensive ({reason}), and the server gives them only part of its time "
+            f"(query.expensive_share). Try again in {wait} seconds.")
+
+
+async def test_after_an_expensive_query_its_user_and_the_process_rest(api, restify, ann, posts):
+    restify.settings.set("query", "expensive_rest", 1)
+    restify.settings.set("query", "expensive_share", 0.5)
+    clock = Clock(2.5)
+    admission(restify).clock, admission(restify).on_admit = clock, clock.admitted
+    assert (await api.get(f"{SEARCH}pple", token=ann["token"])).status == 200  # took 2.5 s
+    refused = await api.get(f"{POSTS}?sort=user.name", token=ann["token"])
+    assert refused.status == 429 and refused.headers["Retry-After"] == "3"
+    assert refused.json == {"message": rest_refusal("a sort by user.name", 3)}
+    bob = await api.register("Bob")
+    refused = await api.get(SEARCH, token=bob["token"])  # 2.5 s of a 0.5 share: the process rests 2.5 s too
+    assert refused.status == 429 and refused.headers["Retry-After"] == "3"
+    assert refused.json == {"message": share_refusal("a search through related records", 3)}
+    assert (await api.get(f"{POSTS}?sort=-views", token=ann["token"])).status == 200  # plain: never refused
+    clock.now += 2.5
+    answered = await api.get(f"{SEARCH}pple", token=bob["token"])
+    assert answered.status == 200 and [p["attributes"]["title"] for p in answered.json["data"]] == ["apple"]
+
+
+async def test_no_rest_when_the_settings_say_none(api, restify, ann, posts):
+    restify.settings.set("query", "expensive_rest", 0)
+    restify.settings.set("query", "expensive_share", 1)
+    clock = Clock(5)
+    admission(restify).clock, admission(restify).on_admit = clock, clock.admitted
+    for _ in range(3):
+        assert (await api.get(SEARCH, token=ann["token"])).status == 200
+
+
+async def test_the_defaults_rest_a_user_as_long_and_the_process_three_times_as_long(api, restify, ann, posts):
+    restify.settings.set("query", "expensive_rest", None)  # unset: the defaults (1 and 0.25)
+    restify.settings.set("query", "expensive_share", None)
+    clock = Clock(2)
+    admission(restify).clock, admission(restify).on_admit = clock, clock.admitted
+    assert (await api.get(SEARCH, token=ann["token"])).status == 200
+    clock.now += 1.5
+    assert (await api.get(SEARCH, token=ann["token"])).json == {
+        "message": rest_refusal("a search through related records", 1).replace("1 seconds", "1 second")}
+    clock.now += 0.5  # the user's rest is over; the process's (6 s) is not
+    assert (await api.get(SEARCH, token=ann["token"])).json == {
+        "message": share_refusal("a search through related records", 4)}
+    clock.now += 4
+    assert (await api.get(SEARCH, token=ann["token"])).status == 200

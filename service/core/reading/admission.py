@@ -14,9 +14,19 @@ expensive, before it reads anything, when it has:
   the price of the first page).
 
 Turns: each owner (a user; a guest: the client address) runs one expensive query at a time, and a
-process at most `query.expensive_concurrency` at once (unset: its number of CPU cores). Else the
-query is refused before it starts: Busy (429, with a Retry-After of about one expensive query's
-recent duration). A plain query never waits and is never refused here.
+process at most `query.expensive_concurrency` at once (unset: its number of CPU cores).
+
+Rests: an expensive query holds the database for its whole length (the embedded server runs one
+command at a time), and plain reads queue behind it; taking turns alone would let one owner's clients
+loop them back to back. So after an expensive query that took T seconds (from its admission to its
+answer), its owner rests T x `query.expensive_rest` (1: as long as it ran, so at most half of an
+owner's time goes to them), and the process T x (1 - s) / s, s being `query.expensive_share` (0.25:
+all owners' expensive queries together take at most a quarter of its time; several may still run at
+once, and the rests add up). A query asked for during its owner's or the process's rest is refused.
+
+Refused before it starts: Busy (429, the message says which rule, and Retry-After the whole seconds until
+that rest ends; when a turn is taken, about one expensive query's recent duration). A plain query
+never waits and is never refused here.
 """
 import math
 import os
@@ -36,6 +46,7 @@ if TYPE_CHECKING:
 IN_VALUES = 100
 DEEP_SKIP = 10_000
 _SMOOTHING = 0.2  # weight of the latest duration in the running estimate
+_MAX_RESTING = 1000  # owners' rests kept before those that are over are forgotten
 
 
 def expense(resource: "Resource", fields: list[Field], query: IndexQuery) -> str | None:
@@ -71,37 +82,72 @@ def cores() -> int:
 
 
 class Admission:
-    """The turns of one application's expensive queries in this process."""
+    """The turns and rests of one application's expensive queries in this process."""
 
     def __init__(self) -> None:
         self.running: set[str] = set()      # the owners with an expensive query under way
         self.seconds = 1.0                  # the running estimate of one expensive query's duration
+        self.resting: dict[str, float] = {}  # owner -> when (on `clock`) its rest ends
+        self.process_rest = 0.0             # when the process's rest ends
+        self.clock: Callable[[], float] = time.monotonic  # what durations and rests are read on (tests set theirs)
         # Awaited once a turn is given, before the query runs (a test holds a query there).
         self.on_admit: Callable[[str], Awaitable[None]] | None = None
 
     def retry_after(self) -> int:
         return max(1, math.ceil(self.seconds))
 
-    @asynccontextmanager
-    async def turn(self, who: str, limit: int, reason: str) -> AsyncIterator[None]:
-        """A turn for `who` while the block runs; Busy when `who` has one already, or `limit` are taken."""
-        wait = self.retry_after()
-        later = f"Try again in {wait} second{'s' if wait > 1 else ''}."
+    def _refuse(self, who: str, limit: int, reason: str) -> Busy | None:
+        """Why `who` may not start an expensive query now (None: it may)."""
+        expensive = f"This query is expensive ({reason}), and"
+        now = self.clock()
         if who in self.running:
-            raise Busy(f"This query is expensive ({reason}), and expensive queries run one at a time for each "
-                       f"user: wait for your other one to finish. {later}", retry_after=wait)
+            return _busy(f"{expensive} expensive queries run one at a time for each user: wait for your other one "
+                         "to finish.", self.retry_after())
+        if self.resting.get(who, 0.0) > now:
+            return _busy(f"{expensive} after one, each user rests as long as it took (query.expensive_rest) "
+                         "before the next.", math.ceil(self.resting[who] - now))
         if len(self.running) >= limit:
-            raise Busy(f"This query is expensive ({reason}), and the server is running as many of those as it "
-                       f"takes at once ({limit}). {later}", retry_after=wait)
+            return _busy(f"{expensive} the server is running as many of those as it takes at once ({limit}).",
+                         self.retry_after())
+        if self.process_rest > now:
+            return _busy(f"{expensive} the server gives them only part of its time (query.expensive_share).",
+                         math.ceil(self.process_rest - now))
+        return None
+
+    @asynccontextmanager
+    async def turn(self, who: str, limit: int, reason: str, rest: float = 0.0,
+                   share: float = 1.0) -> AsyncIterator[None]:
+        """A turn for `who` while the block runs; Busy when `who` has one already or rests, `limit` are
+        taken, or the process rests. Afterwards `who` rests `rest` times what the block took, and the
+        process long enough for the block to have taken `share` of its time."""
+        refused = self._refuse(who, limit, reason)
+        if refused is not None:
+            raise refused
         self.running.add(who)
-        started = time.monotonic()
+        started = self.clock()
         try:
             if self.on_admit is not None:
                 await self.on_admit(who)
             yield
         finally:
             self.running.discard(who)
-            self.seconds += _SMOOTHING * (time.monotonic() - started - self.seconds)
+            ended = self.clock()
+            took = ended - started
+            self.seconds += _SMOOTHING * (took - self.seconds)
+            self._rest(who, ended, took * rest, took * (1 - share) / share)
+
+    def _rest(self, who: str, now: float, own: float, process: float) -> None:
+        if own > 0:
+            if len(self.resting) >= _MAX_RESTING:  # forget the rests that are over (guests' addresses pile up)
+                self.resting = {w: until for w, until in self.resting.items() if until > now}
+            self.resting[who] = now + own
+        if process > 0:
+            self.process_rest = max(self.process_rest, now) + process
+
+
+def _busy(message: str, wait: int) -> Busy:
+    wait = max(1, wait)
+    return Busy(f"{message} Try again in {wait} second{'s' if wait > 1 else ''}.", retry_after=wait)
 
 
 _admissions: "weakref.WeakKeyDictionary[Restify, Admission]" = weakref.WeakKeyDictionary()
@@ -120,6 +166,16 @@ def concurrency(app: "Restify") -> int:
     return app.settings.cap("query", "expensive_concurrency") or cores()
 
 
+def rest(app: "Restify") -> float:
+    """`query.expensive_rest`: how many times its last expensive query's duration an owner rests (0: none)."""
+    return max(0.0, float(app.settings.number("query", "expensive_rest")))
+
+
+def share(app: "Restify") -> float:
+    """`query.expensive_share`: the part of a process's time its expensive queries may take (1: all of it)."""
+    return min(1.0, float(app.settings.positive("query", "expensive_share")))
+
+
 @asynccontextmanager
 async def taking_turns(app: "Restify", resource: "Resource", fields: list[Field], query: IndexQuery,
                        context: Context) -> AsyncIterator[None]:
@@ -128,5 +184,5 @@ async def taking_turns(app: "Restify", resource: "Resource", fields: list[Field]
     if reason is None:
         yield
         return
-    async with admission(app).turn(owner(context), concurrency(app), reason):
+    async with admission(app).turn(owner(context), concurrency(app), reason, rest(app), share(app)):
         yield
