@@ -27,6 +27,7 @@ setup(
                  "honcho>=2",
                  "httpx-sse>=0.4", "gql[websockets,httpx]>=3.5"],
         "lint": ["ruff>=0.6,<1", "mypy>=1.10,<3"],
+        "docs": ["mkdocs>=1.6,<2"],
     },
     entry_points={"console_scripts": ["restify=service.cli:main"]},
 )

@@ -13,24 +13,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+# Every setting and its default; what each one means is in MEANINGS below, and docs/configuration.md is
+# generated from both (python docs/gen_config.py; a test fails when the page or a meaning is missing).
 DEFAULTS: dict[str, dict[str, Any]] = {
     "server": {"host": "127.0.0.1", "port": 8000, "prefix": "/api/restify", "auth_prefix": "/api",
                "max_body_bytes": 1_048_576, "max_upload_bytes": 8_388_608, "max_query_bytes": 8192,
-               # the largest answer, counted while it is built (over it: a 400 RESPONSE_TOO_LARGE)
-               "max_response_bytes": 8_388_608,
-               "trust_proxy_headers": False,
-               # seconds: a quiet kept-alive connection; a request's header; its body; an answer's
-               # client taking nothing (a chunk of a large answer, or a whole small one)
+               "max_response_bytes": 8_388_608, "trust_proxy_headers": False,
                "idle_timeout": 60, "header_timeout": 10, "body_timeout": 60, "write_timeout": 30,
-               # bytes of large answers waiting to be sent, all connections of a process together
                "max_pending_bytes": 268_435_456},
     "cors": {"allowed_origins": [], "allowed_headers": ["Authorization", "Content-Type"], "max_age": 600},
-    # stale_after_seconds: temporary or unreferenced files younger than this may belong to an upload
-    # under way; clean-up (serve at start, storage:prune) leaves them alone.
     "files": {"disk": "local", "root": "var/storage", "max_bytes": 2_097_152, "url_prefix": "/storage",
               "stale_after_seconds": 3600},
-    # profile: whose query shapes storage/ sends, "auto" (the server's own), "mongodb" or
-    # "embedded" (to any server; see storage/indexes.py).
     "database": {"uri": "", "name": "restify", "embedded_dir": "var/db", "timeout_ms": 2000,
                  "auto_indexes": True, "profile": "auto"},
     "pagination": {"per_page": 15, "relatable_per_page": 15, "max_per_page": None},
@@ -40,43 +33,142 @@ DEFAULTS: dict[str, dict[str, Any]] = {
              "login_window_seconds": 60, "registrations_per_address": 10, "registration_window_seconds": 3600,
              "hash_threads": 2, "hash_queue": 64},
     "app": {"package": "repositories"},
-    # /metrics (Prometheus); with a token it needs `Authorization: Bearer <token>`.
     "metrics": {"enabled": True, "token": ""},
-    # format: "text" | "json"; access: which requests get an access line, "errors" (4xx/5xx) | "all" | "none".
     "log": {"format": "text", "access": "errors"},
-    # cursor_secret: what index cursors are sealed with; "" makes one per app directory (var/cursor.key).
-    # max_in_values: the most values one in/nin filter may list (0 or null: no cap). Expensive queries
-    # (service/core/reading/admission.py) take turns: one at a time per user (guests: per address), at most
-    # expensive_concurrency at once per process (null: the number of CPU cores); after one that took T,
-    # its user rests T x expensive_rest (0: no rest), and the process long enough for its expensive
-    # queries to take at most expensive_share of its time (1: no bound).
     "query": {"max_search_length": 255, "max_related_depth": 3, "max_related_rows": None, "cursor_secret": "",
               "max_relation_sort": 10_000, "max_in_values": 1000, "expensive_concurrency": None,
               "expensive_rest": 1.0, "expensive_share": 0.25},
-    # Attach, detach and sync: the most ids one request may name.
     "attach": {"max_ids": 1000},
-    # GraphQL work is bounded by the document's size before any of it runs (depth and cost limits,
-    # which need the schema, are in graphql.toml [schema]).
     "graphql": {"max_query_bytes": 16_384, "max_tokens": 2000, "max_selections": 1000},
-    # Live changes (SSE and GraphQL subscriptions): see the README's "Live changes".
     "live": {"heartbeat_seconds": 15, "max_per_user": 10, "max_per_connection": 20, "max_queue": 100,
              "max_sent_ids": 10_000, "max_catch_up": 1000, "idle_ms": 50, "ticket_seconds": 60,
              "pre_images": False},
-    # Actions (service/core/operations/actions.py): the most records one run may select ("all" or a list of ids).
     "actions": {"max_records": 10_000},
-    # Bulk store/update/delete: the most records one request may write (more: a 422), and the age after
-    # which an unfinished one (its process died mid-write) is taken back; see the README's "Bulk writes".
     "bulk": {"max_items": 100, "recover_after_seconds": 60},
-    # MCP at /mcp: the Host/Origin headers accepted (DNS-rebinding protection); "host:*" allows any
-    # port, and "*" in allowed_hosts turns the check off (for a proxy that checks hosts itself).
     "mcp": {"allowed_hosts": ["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"],
             "allowed_origins": ["http://127.0.0.1", "http://127.0.0.1:*", "http://localhost",
                                 "http://localhost:*", "http://[::1]", "http://[::1]:*"],
-            # Guardrails for agents: preview-then-confirm before a destructive tool runs, no write tools
-            # at all, and the largest tool result (text bytes; 0 or null: no cap).
             "confirm_destructive": True, "read_only": False, "max_result_bytes": 100_000},
 }
 
+# What each setting means, one line each (Markdown), "section.key" -> text. "No cap" settings read null,
+# 0, "" or a negative number as no limit (Settings.cap).
+MEANINGS: dict[str, str] = {
+    "server.host": "the address `serve` listens on (`HOST`, `--host`); `0.0.0.0` for every interface, as the "
+                   "Procfile's web process",
+    "server.port": "the port `serve` listens on (`PORT`, `--port`)",
+    "server.prefix": "the prefix of the repository routes",
+    "server.auth_prefix": "the prefix of register, login and logout",
+    "server.max_body_bytes": "the largest JSON body; above it a 413",
+    "server.max_upload_bytes": "the largest multipart body; above it a 413",
+    "server.max_query_bytes": "the longest query string; above it a 414",
+    "server.max_response_bytes": "the largest answer, counted while it is built; over it a 400 "
+                                 "`RESPONSE_TOO_LARGE`; no cap when null, 0, \"\" or negative",
+    "server.trust_proxy_headers": "believe `X-Forwarded-For` / `X-Real-Ip` for the client address (login "
+                                  "throttling); only behind a proxy that sets them",
+    "server.idle_timeout": "seconds a kept-alive connection may stay quiet; then it is closed",
+    "server.header_timeout": "seconds a request's header may take from its first byte (of the accept, on a new "
+                             "connection); then the connection is closed",
+    "server.body_timeout": "seconds a request's body may take after its header; then the connection is closed",
+    "server.write_timeout": "seconds a client may take nothing of an answer (a whole small one, or one 64 KiB "
+                            "chunk of a larger one); then the connection is closed and the rest dropped",
+    "server.max_pending_bytes": "bytes of answers over 64 KiB accepted for writing and not yet sent, all "
+                                "connections of a process together; a large answer finding no room within a "
+                                "second is a 503 with `Retry-After`; null or 0: no cap",
+    "cors.allowed_origins": "origins allowed by CORS (`[\"*\"]` for any); empty: CORS off",
+    "cors.allowed_headers": "request headers a CORS preflight allows",
+    "cors.max_age": "seconds a browser may cache a CORS preflight answer",
+    "files.disk": "where uploads go: `local` (under `files.root`) or `gridfs` (shared by every process); a "
+                  "field's `.disk()` wins",
+    "files.root": "the directory of the local disk",
+    "files.max_bytes": "the largest image one field takes",
+    "files.url_prefix": "where stored files are served",
+    "files.stale_after_seconds": "age past which a temporary or unreferenced file counts as left by a crash "
+                                 "(`serve` at start, `storage:prune`); younger ones may belong to an upload "
+                                 "under way",
+    "database.uri": "the MongoDB to use (`MONGODB_URI`); empty: an embedded server under "
+                    "`database.embedded_dir`",
+    "database.name": "the database when the URI names none (`MONGODB_URI=mongodb://host/mydb` uses `mydb`)",
+    "database.embedded_dir": "where the embedded server keeps its data when `MONGODB_URI` is unset",
+    "database.timeout_ms": "bound on every database call of the request path (pymongo's `timeoutMS`); past it "
+                           "a 503",
+    "database.auto_indexes": "`serve` makes each repository's index plan at start; false: only the unique "
+                             "indexes `unique:` rules rely on ([Indexes](querying.md#indexes))",
+    "database.profile": "whose query shapes `storage/` sends: `auto` the answering server's own, `mongodb` or "
+                        "`embedded` to any server ([Query shapes](querying.md#query-shapes))",
+    "pagination.per_page": "the page size when a request and its repository name none",
+    "pagination.relatable_per_page": "the cap on each to-many relation of a shown record (`relatablePerPage`)",
+    "pagination.max_per_page": "clamps `perPage`, `relatablePerPage` and repository defaults; null, 0, \"\", "
+                               "negative or non-numeric: no cap",
+    "routes.middleware": "`[\"auth:token\"]` makes every repository route require a user",
+    "auth.user_repository": "the repository used for register, login and the profile",
+    "auth.argon2_time_cost": "argon2id time cost of password hashes",
+    "auth.argon2_memory_kib": "argon2id memory cost of password hashes, in KiB",
+    "auth.token_ttl": "seconds a token lives; none: until logout or `restify token:revoke`",
+    "auth.login_attempts_per_account": "login attempts per account per window, counted before the password "
+                                       "is checked; then 429 (0: off)",
+    "auth.login_attempts_per_address": "login attempts per client address per window; then 429 (0: off)",
+    "auth.login_window_seconds": "the length of the login throttle's window",
+    "auth.registrations_per_address": "registrations per client address per window, every attempt counted; "
+                                      "then 429 (0: off)",
+    "auth.registration_window_seconds": "the length of the registration throttle's window",
+    "auth.hash_threads": "threads of the password hashing lane",
+    "auth.hash_queue": "hashing jobs that may wait beyond those threads; past them a 429",
+    "app.package": "the package the application is loaded from",
+    "metrics.enabled": "serve `/metrics` (Prometheus)",
+    "metrics.token": "when set, a scrape needs `Authorization: Bearer <token>`",
+    "log.format": "`text` or `json` lines; `restify serve --log-format` wins",
+    "log.access": "which requests get an access line: `errors` (4xx/5xx), `all` or `none`",
+    "query.max_search_length": "the longest `search` text, on every door",
+    "query.max_related_depth": "the deepest relation path `related` may name",
+    "query.max_related_rows": "related records one request may write (all relations and levels, each in every "
+                              "place it is written); over it a 400; null, 0, \"\", negative or non-numeric: "
+                              "no cap",
+    "query.cursor_secret": "the secret index cursors are sealed with (an AES-256-GCM key is derived from it); "
+                           "empty: the first process creates `var/cursor.key` in the app directory; give hosts "
+                           "behind one load balancer the same value",
+    "query.max_relation_sort": "parents one relation search or relation sort may read (within their scope); "
+                               "over it a 400",
+    "query.max_in_values": "values one `in` / `nin` filter may list, on every door; over it a 400; 0 or null: "
+                           "no cap",
+    "query.expensive_concurrency": "expensive queries one process runs at once (null: the number of CPU cores); "
+                                   "each user (guest: address) runs one at a time; else 429 "
+                                   "([Expensive queries](querying.md#expensive-queries-take-turns))",
+    "query.expensive_rest": "after an expensive query that took T, its user (guest: address) rests T x this "
+                            "before the next (0: no rest); else 429",
+    "query.expensive_share": "the part of a process's time its expensive queries may take together: after one "
+                             "that took T, the process rests T x (1 - share) / share (1: no bound); else 429",
+    "attach.max_ids": "ids one attach, detach or sync may name; over it a 422",
+    "graphql.max_query_bytes": "the largest GraphQL request body (413), or GET `query` parameter (414)",
+    "graphql.max_tokens": "tokens a GraphQL document may have; over it a 400 (depth and cost limits are in "
+                          "`graphql.toml` `[schema]`)",
+    "graphql.max_selections": "selections a GraphQL document may make, through fragments and aliases; over it "
+                              "a 400",
+    "live.heartbeat_seconds": "seconds between the keep-alive comment lines of an event feed",
+    "live.max_per_user": "feeds one user (guests: one address) may hold open per process; over it a 429",
+    "live.max_per_connection": "subscriptions one GraphQL WebSocket may hold",
+    "live.max_queue": "events waiting for a subscriber; past them it is dropped (`TOO_SLOW`)",
+    "live.max_sent_ids": "ids remembered per subscriber, to tell it of deletes without a pre-image",
+    "live.max_catch_up": "changes replayed after `Last-Event-ID`; further behind, an `event: reset`",
+    "live.idle_ms": "pause of a change-stream watcher between empty batches (the embedded server answers an "
+                    "idle getMore at once)",
+    "live.ticket_seconds": "seconds a browser's single-use feed ticket is valid",
+    "live.pre_images": "ask MongoDB 6.0+ for pre-delete images (enable `changeStreamPreAndPostImages` on the "
+                       "collections)",
+    "actions.max_records": "records one action run may select (`\"all\"` or a list of ids); over it a 400 or "
+                           "422; 0 or null: no cap",
+    "bulk.max_items": "items one bulk write may hold; over it a 422; 0 or null: no cap",
+    "bulk.recover_after_seconds": "age past which an unfinished bulk write's journal entry counts as left by a "
+                                  "crash and is taken back (`serve` at start, then once a minute); must exceed "
+                                  "the longest bulk write ([Bulk writes](writes.md#bulk-writes))",
+    "mcp.allowed_hosts": "`Host` values accepted at `/mcp` (DNS-rebinding protection; `host:*` any port); "
+                         "`\"*\"` turns the Host/Origin check off",
+    "mcp.allowed_origins": "`Origin` values accepted at `/mcp` (requests without `Origin` always pass)",
+    "mcp.confirm_destructive": "a destructive tool previews first and runs only with the `confirm` token of "
+                               "that preview",
+    "mcp.read_only": "no write tools: not listed, refused when called",
+    "mcp.max_result_bytes": "the largest tool result (UTF-8 bytes of its text); 0 or null: no cap",
+}
 
 class Settings:
     def __init__(self, values: Mapping[str, Mapping[str, Any]] | None = None, app_dir: str | Path = ".") -> None:

@@ -1,4 +1,4 @@
-"""Bulk writes are whole, whatever races them (README "Bulk writes"). The embedded server has no
+"""Bulk writes are whole, whatever races them (docs/writes.md "Bulk writes"). The embedded server has no
 transactions, so bulk writes are journaled: a failure takes back what the bulk write wrote, and never
 another user's work done in the middle of it. The tests step in between two of a bulk write's writes
 with a driver command listener (tests/interleave.py)."""

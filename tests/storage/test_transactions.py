@@ -1,5 +1,5 @@
 """Transactions: which servers run them (bulk writes use one there), how `Database.in_transaction`
-joins the writes made in it, and why bulk writes do not use the embedded server's (README "Bulk
+joins the writes made in it, and why bulk writes do not use the embedded server's (docs/writes.md "Bulk
 writes"): it accepts transactions, but they are not isolated — aborting one also takes back what
 other clients wrote meanwhile. MongoDB isolates them (and needs a replica set or mongos for them)."""
 import os
