@@ -135,9 +135,11 @@ MEANINGS: dict[str, str] = {
                                    "each user (guest: address) runs one at a time; else 429 "
                                    "([Expensive queries](querying.md#expensive-queries-take-turns))",
     "query.expensive_rest": "after an expensive query that took T, its user (guest: address) rests T x this "
-                            "before the next (0: no rest); else 429",
+                            "before the next (0: no rest); a rest that ends within a second is waited out, a "
+                            "longer one refuses with 429",
     "query.expensive_share": "the part of a process's time its expensive queries may take together: after one "
-                             "that took T, the process rests T x (1 - share) / share (1: no bound); else 429",
+                             "that took T, the process rests T x (1 - share) / share (1: no bound); waited out "
+                             "or 429, as for the user's rest",
     "attach.max_ids": "ids one attach, detach or sync may name; over it a 422",
     "graphql.max_query_bytes": "the largest GraphQL request body (413), or GET `query` parameter (414)",
     "graphql.max_tokens": "tokens a GraphQL document may have; over it a 400 (depth and cost limits are in "

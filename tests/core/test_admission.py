@@ -114,10 +114,13 @@ class Clock:
     def __call__(self) -> float:
         return self.now
 
+    async def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
 
 def clocked() -> tuple[Admission, Clock]:
     admission, clock = Admission(), Clock()
-    admission.clock = clock
+    admission.clock, admission.sleep = clock, clock.sleep
     return admission, clock
 
 
@@ -138,11 +141,48 @@ async def test_an_owner_rests_as_long_as_its_last_expensive_query_took():
     assert busy.retry_after == 3
     async with admission.turn("user:b", 10, "a search", 1.0, 1.0):  # another owner does not wait
         pass
-    clock.now += 2.4
-    assert (await refused(admission, "user:a", 1.0)).retry_after == 1  # 0.1 s left: a whole second
-    clock.now += 0.1
+    clock.now += 1.4  # 1.1 s left: more than PACED, refused
+    assert (await refused(admission, "user:a", 1.0)).retry_after == 2
+    clock.now += 0.2  # 0.9 s left: waited out, then run
     async with admission.turn("user:a", 10, "a search", 1.0, 1.0):
-        assert admission.running == {"user:a"}
+        assert admission.running == {"user:a"} and clock.now == pytest.approx(105.0)
+
+
+async def test_a_query_waits_out_a_short_rest_and_its_owner_still_runs_one_at_a_time():
+    admission, clock = clocked()
+    async with admission.turn("user:a", 10, "a search", 1.0, 1.0):
+        clock.now += 0.5  # a page of search results: the next page waits 0.5 s
+    order = []
+
+    async def sleep(seconds: float) -> None:
+        # While the next page waits, another query of the same owner is refused, as while one runs.
+        order.append(("waiting", sorted(admission.waiting), seconds))
+        assert (await refused(admission, "user:a", 1.0)).message.endswith(
+            "expensive queries run one at a time for each user: wait for your other one to finish. "
+            "Try again in 1 second.")
+        clock.now += seconds
+
+    admission.sleep = sleep
+    async with admission.turn("user:a", 10, "a search", 1.0, 1.0):
+        order.append(("running", sorted(admission.running), clock.now))
+    assert order == [("waiting", ["user:a"], 0.5), ("running", ["user:a"], 100.5 + 0.5)]
+    assert admission.waiting == set()
+
+
+async def test_a_wait_that_the_process_rest_lengthens_past_paced_is_refused():
+    admission, clock = clocked()
+    async with admission.turn("user:a", 10, "a search", 0.0, 0.5):
+        clock.now += 0.6  # the process rests 0.6 s
+
+    async def sleep(seconds: float) -> None:
+        clock.now += seconds
+        admission.process_rest += 0.8  # meanwhile another query's rest is added
+
+    admission.sleep = sleep
+    busy = await refused(admission, "user:b", 0.0, 0.5)
+    assert busy.message == ("This query is expensive (a search), and the server gives them only part of its time "
+                            "(query.expensive_share). Try again in 1 second.")
+    assert admission.waiting == set() and admission.running == set()
 
 
 async def test_the_rest_is_a_multiple_of_the_duration_and_none_when_it_is_0():

@@ -161,6 +161,13 @@ class Clock:
     async def admitted(self, _who: str) -> None:
         self.now += self.took
 
+    async def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+    def drive(self, restify) -> None:
+        found = admission(restify)
+        found.clock, found.on_admit, found.sleep = self, self.admitted, self.sleep
+
 
 def rest_refusal(reason: str, wait: int) -> str:
     return (f"This query is expensive ({reason}), and after one, each user rests as long as it took "
@@ -176,7 +183,7 @@ async def test_after_an_expensive_query_its_user_and_the_process_rest(api, resti
     restify.settings.set("query", "expensive_rest", 1)
     restify.settings.set("query", "expensive_share", 0.5)
     clock = Clock(2.5)
-    admission(restify).clock, admission(restify).on_admit = clock, clock.admitted
+    clock.drive(restify)
     assert (await api.get(f"{SEARCH}pple", token=ann["token"])).status == 200  # took 2.5 s
     refused = await api.get(f"{POSTS}?sort=user.name", token=ann["token"])
     assert refused.status == 429 and refused.headers["Retry-After"] == "3"
@@ -195,7 +202,7 @@ async def test_no_rest_when_the_settings_say_none(api, restify, ann, posts):
     restify.settings.set("query", "expensive_rest", 0)
     restify.settings.set("query", "expensive_share", 1)
     clock = Clock(5)
-    admission(restify).clock, admission(restify).on_admit = clock, clock.admitted
+    clock.drive(restify)
     for _ in range(3):
         assert (await api.get(SEARCH, token=ann["token"])).status == 200
 
@@ -204,13 +211,24 @@ async def test_the_defaults_rest_a_user_as_long_and_the_process_three_times_as_l
     restify.settings.set("query", "expensive_rest", None)  # unset: the defaults (1 and 0.25)
     restify.settings.set("query", "expensive_share", None)
     clock = Clock(2)
-    admission(restify).clock, admission(restify).on_admit = clock, clock.admitted
+    clock.drive(restify)
     assert (await api.get(SEARCH, token=ann["token"])).status == 200
-    clock.now += 1.5
+    clock.now += 1.5  # the user's rest (0.5 s left) would be waited out; the process's (4.5 s) is not
     assert (await api.get(SEARCH, token=ann["token"])).json == {
-        "message": rest_refusal("a search through related records", 1).replace("1 seconds", "1 second")}
+        "message": share_refusal("a search through related records", 5)}
     clock.now += 0.5  # the user's rest is over; the process's (6 s) is not
     assert (await api.get(SEARCH, token=ann["token"])).json == {
         "message": share_refusal("a search through related records", 4)}
     clock.now += 4
     assert (await api.get(SEARCH, token=ann["token"])).status == 200
+
+
+async def test_a_client_paging_through_search_results_is_slowed_not_refused(api, restify, ann, posts):
+    restify.settings.set("query", "expensive_rest", None)  # the defaults: the process rests 3x what one took
+    restify.settings.set("query", "expensive_share", None)
+    clock = Clock(0.3)
+    clock.drive(restify)
+    first = await api.get(f"{SEARCH}&perPage=1", token=ann["token"])
+    second = await api.get(f"{SEARCH}&perPage=1&page=2", token=ann["token"])  # waits out the 0.9 s rest
+    assert (first.status, second.status) == (200, 200)
+    assert clock.now == pytest.approx(100 + 0.3 + 0.9 + 0.3)

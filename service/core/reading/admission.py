@@ -22,12 +22,14 @@ loop them back to back. So after an expensive query that took T seconds (from it
 answer), its owner rests T x `query.expensive_rest` (1: as long as it ran, so at most half of an
 owner's time goes to them), and the process T x (1 - s) / s, s being `query.expensive_share` (0.25:
 all owners' expensive queries together take at most a quarter of its time; several may still run at
-once, and the rests add up). A query asked for during its owner's or the process's rest is refused.
+once, and the rests add up). A query asked for during a rest waits for its end when that comes within
+PACED seconds (so a client paging through search results is slowed, not refused), else it is refused.
 
 Refused before it starts: Busy (429, the message says which rule, and Retry-After the whole seconds until
 that rest ends; when a turn is taken, about one expensive query's recent duration). A plain query
 never waits and is never refused here.
 """
+import asyncio
 import math
 import os
 import time
@@ -47,6 +49,7 @@ IN_VALUES = 100
 DEEP_SKIP = 10_000
 _SMOOTHING = 0.2  # weight of the latest duration in the running estimate
 _MAX_RESTING = 1000  # owners' rests kept before those that are over are forgotten
+PACED = 1.0  # seconds a query waits for a rest to end; a longer rest refuses it
 
 
 def expense(resource: "Resource", fields: list[Field], query: IndexQuery) -> str | None:
@@ -90,6 +93,8 @@ class Admission:
         self.resting: dict[str, float] = {}  # owner -> when (on `clock`) its rest ends
         self.process_rest = 0.0             # when the process's rest ends
         self.clock: Callable[[], float] = time.monotonic  # what durations and rests are read on (tests set theirs)
+        self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # how a query waits out a rest (likewise)
+        self.waiting: set[str] = set()      # the owners whose expensive query waits for a rest to end
         # Awaited once a turn is given, before the query runs (a test holds a query there).
         self.on_admit: Callable[[str], Awaitable[None]] | None = None
 
@@ -97,32 +102,51 @@ class Admission:
         return max(1, math.ceil(self.seconds))
 
     def _refuse(self, who: str, limit: int, reason: str) -> Busy | None:
-        """Why `who` may not start an expensive query now (None: it may)."""
+        """Why `who` may not start an expensive query now (None: it may, perhaps after a short rest)."""
         expensive = f"This query is expensive ({reason}), and"
         now = self.clock()
-        if who in self.running:
+        if who in self.running or who in self.waiting:
             return _busy(f"{expensive} expensive queries run one at a time for each user: wait for your other one "
                          "to finish.", self.retry_after())
-        if self.resting.get(who, 0.0) > now:
+        if self.resting.get(who, 0.0) > now + PACED:
             return _busy(f"{expensive} after one, each user rests as long as it took (query.expensive_rest) "
                          "before the next.", math.ceil(self.resting[who] - now))
         if len(self.running) >= limit:
             return _busy(f"{expensive} the server is running as many of those as it takes at once ({limit}).",
                          self.retry_after())
-        if self.process_rest > now:
+        if self.process_rest > now + PACED:
             return _busy(f"{expensive} the server gives them only part of its time (query.expensive_share).",
                          math.ceil(self.process_rest - now))
         return None
 
+    async def _admit(self, who: str, limit: int, reason: str) -> None:
+        """Raises Busy, or returns once `who` may start: at once, or after waiting out a short rest (its
+        own or the process's; another query's may lengthen the process's meanwhile, up to PACED in all)."""
+        deadline = self.clock() + PACED
+        while True:
+            refused = self._refuse(who, limit, reason)
+            if refused is not None:
+                raise refused
+            wait = max(self.resting.get(who, 0.0), self.process_rest) - self.clock()
+            if wait <= 0:
+                return
+            if self.clock() + wait > deadline:  # the process's rest grew while this one waited
+                raise _busy(f"This query is expensive ({reason}), and the server gives them only part of its time "
+                            "(query.expensive_share).", math.ceil(wait))
+            self.waiting.add(who)
+            try:
+                await self.sleep(wait)
+            finally:
+                self.waiting.discard(who)
+
     @asynccontextmanager
     async def turn(self, who: str, limit: int, reason: str, rest: float = 0.0,
                    share: float = 1.0) -> AsyncIterator[None]:
-        """A turn for `who` while the block runs; Busy when `who` has one already or rests, `limit` are
-        taken, or the process rests. Afterwards `who` rests `rest` times what the block took, and the
-        process long enough for the block to have taken `share` of its time."""
-        refused = self._refuse(who, limit, reason)
-        if refused is not None:
-            raise refused
+        """A turn for `who` while the block runs; Busy when `who` has one already, `limit` are taken, or
+        `who` or the process rests longer than PACED (a shorter rest is waited out). Afterwards `who`
+        rests `rest` times what the block took, and the process long enough for the block to have taken
+        `share` of its time."""
+        await self._admit(who, limit, reason)
         self.running.add(who)
         started = self.clock()
         try:
