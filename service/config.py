@@ -42,6 +42,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "app": {"package": "repositories"},
     # /metrics (Prometheus); with a token it needs `Authorization: Bearer <token>`.
     "metrics": {"enabled": True, "token": ""},
+    # The API explorer: Swagger UI at /docs and GraphiQL for browsers at /graphql (see the README's
+    # "API explorer"); false: /docs is a 404 and /graphql answers browsers as it answers API clients.
+    "explorer": {"enabled": True},
     # format: "text" | "json"; access: which requests get an access line, "errors" (4xx/5xx) | "all" | "none".
     "log": {"format": "text", "access": "errors"},
     # cursor_secret: what index cursors are sealed with; "" makes one per app directory (var/cursor.key).
