@@ -17,7 +17,8 @@ HTML = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0
 
 
 def assets_of(page: str) -> list[str]:
-    return re.findall(r'(?:src|href)="([^"]+)"', page)
+    """What the page loads from the service (the icon is `data:,`, so the browser asks for no favicon)."""
+    return [url for url in re.findall(r'(?:src|href)="([^"]+)"', page) if url != "data:,"]
 
 
 def policy(response) -> dict[str, str]:

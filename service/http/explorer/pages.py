@@ -54,6 +54,7 @@ class Page:
         data = "".join(f' data-{key}="{html.escape(value)}"' for key, value in self.data.items())
         return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
                 '<meta name="viewport" content="width=device-width, initial-scale=1">'
+                '<link rel="icon" href="data:,">'  # else the browser asks for /favicon.ico, a 404
                 f"<title>{html.escape(self.title)}</title>{links}</head>"
                 f'<body><div id="{self.root}"{data}></div>{scripts}</body></html>')
 

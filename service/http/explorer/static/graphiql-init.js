@@ -11,9 +11,9 @@
     subscriptionUrl: scheme + window.location.host + endpoint,
   });
   var defaultQuery = [
-    "# Restify GraphQL. To act as a user, open Headers below and enter",
+    "# To act as a user, enter in Headers below",
     '#   {"Authorization": "Bearer <token>"}',
-    "# with a token from POST /api/register or /api/login.",
+    "# (a token from /api/register or /api/login).",
     "",
     "{",
     "  me {",
