@@ -50,6 +50,12 @@ async def test_a_page_loads_only_listed_assets_under_a_strict_policy(api, path, 
         assert asset.headers["Content-Type"].startswith(("text/javascript", "text/css"))
 
 
+async def test_head_answers_as_get_without_the_page(api):
+    response = await api.request("HEAD", "/docs", headers=HTML)
+    assert response.status == 200 and response.body == b""
+    assert "Content-Security-Policy" in response.headers
+
+
 async def test_the_docs_page_names_the_openapi_document(api):
     page = (await api.get("/docs", headers=HTML)).body.decode()
     assert 'data-document="/api/restify/openapi.json"' in page

@@ -13,7 +13,7 @@ from service.http.explorer.assets import PREFIX, AssetHandler, asset_url
 
 # A Host header that is a host name or address and a port, nothing else: only such a one is named in the
 # policy (the WebSocket sources of subscriptions); any other gets `'self'` alone.
-_HOST = re.compile(r"^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$")
+_HOST = re.compile(r"[A-Za-z0-9.-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
 
 
 def enabled(settings: Settings) -> bool:
@@ -31,7 +31,7 @@ def content_security_policy(request: HTTPServerRequest) -> str:
     """Scripts, styles and fonts from the service only (inline `data:` images and fonts are the vendored
     CSS's own); requests to the service itself, and its WebSocket for subscriptions."""
     connect = "'self'"
-    if _HOST.match(request.host):
+    if _HOST.fullmatch(request.host):
         connect += f" ws://{request.host} wss://{request.host}"
     return ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
             f"font-src 'self' data:; connect-src {connect}; base-uri 'none'; form-action 'none'; "
@@ -66,6 +66,8 @@ async def send_page(handler: JsonHandler, page: Page) -> None:
     handler.set_header("X-Content-Type-Options", "nosniff")
     handler.set_header("Referrer-Policy", "no-referrer")
     handler.set_header("Cache-Control", "no-cache")  # its asset paths change with a release
+    # /graphql answers API clients at the same address; `Origin` may be there already (CORS)
+    handler.set_header("Vary", ", ".join(filter(None, (handler._headers.get("Vary"), "Accept"))))
     await handler.send_bytes(page.render())
 
 
