@@ -6,7 +6,9 @@ setup(
     description="Repositories over MongoDB served as a JSON REST API, GraphQL and MCP tools.",
     python_requires=">=3.11",
     packages=find_packages(include=["service", "service.*", "storage", "storage.*", "worker", "worker.*"]),
-    package_data={"service.console": ["*.tmpl", "app_template/*.tmpl", "app_template/*/*.tmpl"]},
+    package_data={"service.console": ["*.tmpl", "app_template/*.tmpl", "app_template/*/*.tmpl"],
+                  # the API explorer's vendored pages (Swagger UI, GraphiQL) and their licences
+                  "service.http.explorer": ["static/*.js", "static/*.css", "static/*.md", "static/licenses/*"]},
     install_requires=[
         "tornado>=6.4",
         "motor>=3.5",
@@ -25,7 +27,8 @@ setup(
         "test": ["pytest>=8,<10", "pytest-tornasync>=0.6", "requests>=2.31", "openapi-spec-validator>=0.7",
                  "schemathesis>=4.32,<5", "hypothesis>=6.100", "openapi-python-client>=0.29,<0.30",
                  "honcho>=2",
-                 "httpx-sse>=0.4", "gql[websockets,httpx]>=3.5"],
+                 "httpx-sse>=0.4", "gql[websockets,httpx]>=3.5",
+                 "playwright>=1.45"],  # drives the system's Chromium (tests/explorer); its browsers are not installed
         "lint": ["ruff>=0.6,<1", "mypy>=1.10,<3"],
         "docs": ["mkdocs>=1.6,<2"],
     },

@@ -34,6 +34,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
              "hash_threads": 2, "hash_queue": 64},
     "app": {"package": "repositories"},
     "metrics": {"enabled": True, "token": ""},
+    "explorer": {"enabled": True},
     "log": {"format": "text", "access": "errors"},
     "query": {"max_search_length": 255, "max_related_depth": 3, "max_related_rows": None, "cursor_secret": "",
               "max_relation_sort": 10_000, "max_in_values": 1000, "expensive_concurrency": None,
@@ -115,6 +116,9 @@ MEANINGS: dict[str, str] = {
     "auth.hash_threads": "threads of the password hashing lane",
     "auth.hash_queue": "hashing jobs that may wait beyond those threads; past them a 429",
     "app.package": "the package the application is loaded from",
+    "explorer.enabled": "the API explorer: Swagger UI at `/docs` and GraphiQL for browsers at `/graphql` "
+                        "([API explorer](explorer.md)); false: `/docs` is a 404 and `/graphql` answers browsers as "
+                        "it answers API clients",
     "metrics.enabled": "serve `/metrics` (Prometheus)",
     "metrics.token": "when set, a scrape needs `Authorization: Bearer <token>`",
     "log.format": "`text` or `json` lines; `restify serve --log-format` wins",

@@ -14,6 +14,7 @@ from service.http.access import Observer
 from service.http.base import NotFoundHandler
 from service.http.connections import TimedHTTPServer
 from service.http.events import events_routes
+from service.http.explorer import explorer_routes
 from service.http.health import ops_routes
 from service.http.metrics import Metrics, enabled as metrics_enabled
 from service.http.routes import rest_routes
@@ -26,8 +27,10 @@ def make_app(app: Restify, graphql: GraphQLService | None = None, **settings: An
     observer = Observer(Metrics() if metrics_enabled(app.settings) else None)
     application = Application(
         # Health first: a prefix of "/" must not turn /healthz into a repository name.
-        # Events and the document before the repository routes, which would take their names for ids.
-        ops_routes(app, observer.metrics) + events_routes(app) + openapi_routes(app) + rest_routes(app)
+        # Events, the document and the explorer before the repository routes, which would take their
+        # names for ids.
+        ops_routes(app, observer.metrics) + events_routes(app) + openapi_routes(app) + explorer_routes(app)
+        + rest_routes(app)
         + graphql_routes(app, graphql) + mcp_routes(app),
         default_handler_class=NotFoundHandler,
         default_handler_args={"app": app},

@@ -1,4 +1,5 @@
-"""`/graphql`: GraphQL over HTTP (POST JSON, GET for queries), same bearer auth as REST.
+"""`/graphql`: GraphQL over HTTP (POST JSON, GET for queries), same bearer auth as REST; a browser
+opening it (GET for HTML, no `query`) gets GraphiQL while the explorer is enabled.
 
 A POST body over `graphql.max_query_bytes` is a 413 before it is read whole; on GET, a `query`
 parameter over it is a 414 (it travels in the URI)."""
@@ -6,9 +7,11 @@ from typing import Any
 
 from service.core.declarations.app import Restify
 from service.core.kernel.errors import UriTooLong
+from service.graphql.graphiql import send_graphiql
 from service.graphql.service import GraphQLService
 from service.graphql.websocket import websocket_routes
 from service.http.base import JsonHandler, decode_json
+from service.http.explorer import wants_page
 
 
 class GraphQLHandler(JsonHandler):
@@ -23,6 +26,9 @@ class GraphQLHandler(JsonHandler):
         return int(self.app.settings.get("graphql", "max_query_bytes"))
 
     async def get(self) -> None:
+        if wants_page(self.request, self.app.settings):
+            await send_graphiql(self, self.request.path)
+            return
         params = self.params()
         if len(params.get("query", "").encode()) > self.limit:
             raise UriTooLong("The GraphQL query is too long.")
