@@ -11,9 +11,18 @@ from dataclasses import dataclass
 
 import pytest
 import requests
+from _pytest.nodeid import NodeId
 
 from tests.conftest import DATABASE_TIMEOUT_MS, ROOT
 from tests.processes import REQUEST_WAIT, START_WAIT
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Schemathesis names each operation's test `<function>[<operation>]` but gives them all the node id
+    of the function; a node id of their own lets a scheduler (pytest-xdist) and a report tell them apart."""
+    for item in items:
+        if "[" in item.name and not item.nodeid.endswith("]"):
+            item._id = NodeId.parse(f"{item.nodeid}[{item.name.split('[', 1)[1]}")
 
 
 def free_port() -> int:

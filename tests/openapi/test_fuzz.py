@@ -5,8 +5,8 @@ schemathesis' coverage cases: boundaries, wrong types, undeclared methods and me
 sent to a real `restify serve` process as a logged-in user. Every response must be no 5xx,
 a documented status, the documented content type and headers, and a body that fits the
 documented schema. Generated record ids rarely exist, so about half of the well-formed ones
-are swapped for a real record of the fuzz user's (a fresh one for each DELETE), and a
-stateful run follows the document's links (store -> show/update/delete).
+are swapped for a real record of the fuzz user's (a fresh one for each DELETE). The stateful
+run along the document's links is test_fuzz_stateful.py, on a service of its own.
 
 Bounded for CI: MAX_EXAMPLES per operation, derandomized (the same cases every run), no
 example database, no shrinking, no deadline (a slow machine is not a failure), and a
@@ -159,26 +159,6 @@ def test_operation_conforms_to_the_document(case, service, user, records):
     response = case.call(**call_kwargs(case, service, user["token"]))
     validate(case, response)
     records.note_password(case, response)
-
-
-def test_stateful_links_conform_to_the_document(service):
-    """Sequences along the document's links (and the ones schemathesis infers), e.g. store -> patch -> delete.
-    Always derandomized and small: a state machine over a live service sees different responses when
-    Hypothesis replays a prefix, which it reports as a flaky strategy once runs get long or random."""
-    # Actions and getters are fuzzed operation by operation above; as steps here they add enough state
-    # (records published, counts that change) for replayed prefixes to see other answers.
-    machine = schema.exclude(path_regex=r"/(actions|getters)(/|$)").as_state_machine()
-    token = service.register("Stateful")["token"]
-
-    class Workflow(machine):
-        def get_call_kwargs(self, case):
-            return call_kwargs(case, service, token)
-
-        def validate_response(self, response, case, additional_checks=None, **kwargs):
-            validate(case, response)
-
-    Workflow.run(settings=settings(BOUNDED, max_examples=15, stateful_step_count=6, derandomize=True,
-                                   phases=[Phase.explicit, Phase.generate]))
 
 
 SUCCESSES = {
