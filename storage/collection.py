@@ -197,6 +197,13 @@ class Collection:
             return []
         return await self.find(replace(where or Filter(), within=(name, unique)), sort=sort, limit=limit or 0)
 
+    async def count_within(self, name: str, values: Iterable[Any], where: Filter | None = None) -> int:
+        """How many documents `find_within` would read, without reading them."""
+        unique = tuple(dict.fromkeys(v for v in values if v is not None))
+        if not unique:
+            return 0
+        return await self.count(replace(where or Filter(), within=(name, unique)))
+
     @unavailable_as_error
     async def insert(self, document: Mapping[str, Any]) -> dict:
         stored = dict(document)

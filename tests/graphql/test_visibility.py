@@ -80,3 +80,18 @@ async def test_a_list_over_max_related_rows_is_a_bad_request(api, ann, bob):
     body = await run(api, query, token=ann["token"])
     assert body["errors"][0]["message"] == message
     assert body["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
+
+
+@pytest.mark.parametrize("config", [{"query": {"max_related_rows": 5}}], indirect=True)
+async def test_a_relation_written_in_many_places_is_refused_before_it_is_read(api, commands, ann, bob):
+    await thread(api, ann, bob)
+    commands.reset()
+    # The post under each of its 2 comments, with its 2 comments each time: 1 + 2 + 1 x (1 + 2) = 6 rows.
+    body = await run(api, "{ commentList { post { comments { id } } } }", token=ann["token"])
+    message = ("This request would load more than 5 related records (query.max_related_rows); "
+               "ask for fewer records or relations.")
+    assert body["errors"][0]["message"] == message
+    assert body["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
+    # The page's comments are read (and their total counted); the post's are only counted.
+    assert [read for read in commands.reads() if read[1] == "comments"] == [("find", "comments"), ("count", "comments"),
+                                                                           ("aggregate", "comments")]

@@ -454,3 +454,49 @@ async def test_max_related_rows_counts_a_record_in_every_place_it_is_written(api
             == [3, 3, 3]
         return
     bad_request(response, too_many(11), {"related": [too_many(11)]})
+
+
+@pytest.mark.parametrize("config, allowed", [(related_cap(12), True), (related_cap(11), False)], indirect=["config"],
+                         ids=["at-the-limit", "over"])
+async def test_a_level_written_in_many_places_is_counted_before_it_is_read(api, db, commands, allowed):
+    (post,) = await posts_with_comments(db, 1, 3)
+    commands.reset()
+    response = await api.get(url("/api/restify/comments", post_id=post, related="post.comments"))
+    # The post is written under each of the 3 comments: its comments are counted (3 x 3, and the 2
+    # further copies of the post) before they are read; past the cap they are never read.
+    # The page, its total, the post, then the count of its comments.
+    counted = [("find", "comments"), ("aggregate", "comments"), ("find", "posts"), ("aggregate", "comments")]
+    if allowed:
+        assert response.status == 200
+        assert commands.reads() == [*counted, ("find", "comments")]
+        return
+    bad_request(response, too_many(11), {"related": [too_many(11)]})
+    assert commands.reads() == counted
+
+
+@pytest.mark.parametrize("config, allowed", [(related_cap(12), True), (related_cap(11), False)], indirect=["config"],
+                         ids=["at-the-limit", "over"])
+async def test_belongs_to_many_written_in_many_places_is_counted_before_it_is_read(api, db, commands, allowed):
+    tags = [await seed(db, "tags", name=f"t{i}") for i in range(3)]
+    (post,) = await posts_with_comments(db, 1, 3)
+    # A tag id that finds nothing is not counted: 1 post + 3 x 3 tags + 2 more copies of the post.
+    await db.collection("posts").update(post, {"tag_ids": [*tags, "5f0000000000000000000000"]})
+    commands.reset()
+    response = await api.get(url("/api/restify/comments", post_id=post, related="post.tags"))
+    counted = [("find", "comments"), ("aggregate", "comments"), ("find", "posts"), ("aggregate", "tags")]
+    if allowed:
+        assert [len(row["relationships"]["post"][0]["relationships"]["tags"]) for row in response.json["data"]] \
+            == [3, 3, 3]
+        assert commands.reads() == [*counted, ("find", "tags")]
+        return
+    bad_request(response, too_many(11), {"related": [too_many(11)]})
+    assert commands.reads() == counted
+
+
+@pytest.mark.parametrize("config", [related_cap(12)], indirect=True)
+async def test_a_level_written_once_is_not_counted_first(api, db, commands):
+    await posts_with_comments(db, 3, 2)
+    commands.reset()
+    await get_ok(api, url(POSTS, related="comments"))
+    # The page's records are written once each: the read itself stops one row past the cap.
+    assert commands.reads() == [("find", "posts"), ("count", "posts"), ("find", "comments")]

@@ -14,6 +14,13 @@ the answer's byte budget (`service.core.declarations.budget`) is charged with ea
 attributes when it is built, then once more per further place, its nested relations included. Each
 record's written size is worked out once. Both stop the request as soon as they are passed, before a
 deeper level or a further relation is read.
+
+A level whose owners the answer writes in several places (`posts?related=user.posts`: the user under
+each of the page's posts, and all of the user's posts under it) would pass the rows cap only once the
+levels above place it, after its records were read. Before reading such a has-many or belongs-to-many
+level, the loader counts its records in scope (one count command) and refuses at once when that count,
+times the fewest places an owner is written in, is over what is left: each of them is written at
+least that often. Like the cap itself, this counts records in scope, before `show`.
 """
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -59,6 +66,11 @@ class Rows:
         spare = self.limit - self.used + 1
         return min(limit, spare) if limit else spare
 
+    def ahead(self, rows: int) -> None:
+        """Refuses now when `rows` more would pass the cap: rows the levels above will write anyway."""
+        if self.limit is not None and self.used + rows > self.limit:
+            self.take(rows)
+
     def take(self, rows: int) -> None:
         self.used += rows
         if self.limit is not None and self.used > self.limit:
@@ -99,22 +111,25 @@ class _Loader:
         self.rows, self.spent, self.keep, self.copies = rows, spent, keep, copies
 
     async def level(self, resource: Resource, owners: list[dict[str, Any]], tree: RelationTree,
-                    ancestors: frozenset[type], written: bool) -> Loaded:
+                    ancestors: frozenset[type], written: bool, places: dict[str, int] | None = None) -> Loaded:
         """The relations of `tree` for `owners` (records of `resource`); `written`: whether the answer
-        writes these owners at all (a fieldset may leave out the relation that holds them)."""
+        writes these owners at all (a fieldset may leave out the relation that holds them); `places`:
+        in how many places the answer writes each owner (None: once each, the page's records)."""
         loaded = Loaded({o["id"]: {} for o in owners}, {o["id"]: 0 for o in owners}, {o["id"]: 0 for o in owners})
         if not owners:
             return loaded
         keep = self.keep.get(resource.name)
         path = ancestors | {resource.model}
         shown_relations = 0
+        copies = _Copies.of(owners, places)
         for name, children in tree.items():
             relation = resource.relations[name]
             shown = written and (keep is None or name in keep)
             shown_relations += shown
             limit = None if relation.decl.name in resource.model.eager else self.cap
             seen = visibility.visibility_of(self.app, relation.target, self.context.user)
-            targets = seen.shown(await self._fetch(relation, owners, limit, seen)) if seen.entered else []
+            targets = seen.shown(await self._fetch(relation, owners, limit, seen, copies)) if seen.entered else []
+            grouped = _group(relation, owners, targets)
             fields = visible(relation.target.fields(self.context))
             objects = {t["id"]: resource_object(relation.target.name, fields, t) for t in targets}
             target_keep = self.keep.get(relation.target.name)
@@ -123,12 +138,13 @@ class _Loader:
             children = with_eager(relation.target, children, path | {relation.target.model})
             counts = dict.fromkeys(objects, 1)
             if children:
-                nested = await self.level(relation.target, targets, children, path, shown)
+                nested = await self.level(relation.target, targets, children, path, shown,
+                                          _places_of(grouped, places))
                 for i, item in objects.items():
                     item["relationships"] = nested.relationships[i]
                     sizes[i] += nested.bytes[i]
                     counts[i] += nested.rows[i]
-            self._place(loaded, name, relation, owners, targets, objects, sizes, counts, shown)
+            self._place(loaded, name, grouped, objects, sizes, counts, shown)
         if shown_relations:  # `,"relationships":{...}` with a comma between relations, around them all
             wrapper = RELATIONSHIPS_MEMBER + shown_relations - 1
             for owner_id in loaded.bytes:
@@ -137,13 +153,12 @@ class _Loader:
                 self.spent.charge(wrapper * len(owners))
         return loaded
 
-    def _place(self, loaded: Loaded, name: str, relation: ResourceRelation, owners: list[dict[str, Any]],
-               targets: list[dict[str, Any]], objects: dict[str, dict[str, Any]], sizes: dict[str, int],
-               counts: dict[str, int], shown: bool) -> None:
+    def _place(self, loaded: Loaded, name: str, grouped: dict[str, list[dict[str, Any]]],
+               objects: dict[str, dict[str, Any]], sizes: dict[str, int], counts: dict[str, int], shown: bool) -> None:
         """Puts each record under the owners that hold it, and counts the places past the first:
         the first was counted as it was built (and its nested records in their level)."""
         placed_bytes = placed_rows = 0
-        for owner_id, items in _group(relation, owners, targets).items():
+        for owner_id, items in grouped.items():
             ids = [t["id"] for t in items]
             loaded.relationships[owner_id][name] = [objects[i] for i in ids]
             rows = sum(counts[i] for i in ids)
@@ -158,14 +173,19 @@ class _Loader:
             self.spent.charge(placed_bytes - sum(sizes.values()))
 
     async def _fetch(self, relation: ResourceRelation, owners: list[dict[str, Any]],
-                     limit: int | None, seen: Visible) -> list[dict[str, Any]]:
-        """The related records of `owners` within the scope of `seen` (`show` is the caller's)."""
+                     limit: int | None, seen: Visible, copies: "_Copies") -> list[dict[str, Any]]:
+        """The related records of `owners` within the scope of `seen` (`show` is the caller's);
+        `copies`: how often the answer writes them."""
         collection = self.app.collection(relation.target)
         scope = seen.within()
         allowance = self.rows
         if relation.kind == "has_many":
             # With one owner (show) the cap goes to the server; with many it is applied per owner.
             single_limit = limit if len(owners) == 1 else None
+            if copies.fewest > 1 and allowance.limit is not None and (single_limit or not limit):
+                # A cap applied per owner would need a count per owner: only an uncapped load is counted.
+                found = await collection.count_within(relation.foreign_key, [o["id"] for o in owners], where=scope)
+                allowance.ahead(copies.pending + min(found, single_limit or found) * copies.fewest)
             rows = await collection.find_within(relation.foreign_key, [o["id"] for o in owners], sort=[("id", 1)],
                                                 limit=allowance.server_limit(single_limit), where=scope)
             rows = _cap_per_owner(rows, relation.foreign_key, limit)
@@ -174,9 +194,38 @@ class _Loader:
                                                 limit=allowance.server_limit(None), where=scope)
         else:
             ids = [i for o in owners for i in (_id_list(o.get(relation.local_key), limit))]
+            if copies.fewest > 1 and allowance.limit is not None \
+                    and copies.pending + len(ids) * copies.fewest > allowance.limit - allowance.used:
+                allowance.ahead(copies.pending + await collection.count_within("id", ids, where=scope) * copies.fewest)
             rows = await collection.find_within("id", ids, limit=allowance.server_limit(None), where=scope)
         allowance.take(len(rows))
         return rows
+
+
+@dataclass(frozen=True)
+class _Copies:
+    """How often the answer writes the owners of one level: `fewest`, the places of the least written
+    one (each record related to them is written at least that often), and `pending`, their places past
+    the first, which the levels above count once this one is loaded."""
+    fewest: int
+    pending: int
+
+    @staticmethod
+    def of(owners: list[dict[str, Any]], places: dict[str, int] | None) -> "_Copies":
+        if not places:
+            return _Copies(1, 0)
+        written = [places.get(o["id"], 0) for o in owners]
+        return _Copies(min(written), sum(max(n - 1, 0) for n in written))
+
+
+def _places_of(grouped: dict[str, list[dict[str, Any]]], places: dict[str, int] | None) -> dict[str, int]:
+    """In how many places the answer writes each related record: once under each of its owners,
+    as often as that owner is written."""
+    written: dict[str, int] = defaultdict(int)
+    for owner_id, items in grouped.items():
+        for item in items:
+            written[item["id"]] += places.get(owner_id, 1) if places else 1
+    return written
 
 
 def _id_list(value: Any, limit: int | None) -> list[str]:
