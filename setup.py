@@ -24,7 +24,8 @@ setup(
         "cryptography>=42",
     ],
     extras_require={
-        "test": ["pytest>=8,<10", "pytest-tornasync>=0.6", "requests>=2.31", "openapi-spec-validator>=0.7",
+        "test": ["pytest>=8,<10", "pytest-xdist>=3.5", "pytest-tornasync>=0.6", "requests>=2.31",
+                 "openapi-spec-validator>=0.7",
                  "schemathesis>=4.32,<5", "hypothesis>=6.100", "openapi-python-client>=0.29,<0.30",
                  "honcho>=2",
                  "httpx-sse>=0.4", "gql[websockets,httpx]>=3.5",
