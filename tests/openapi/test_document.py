@@ -131,7 +131,7 @@ def test_index_parameters_name_the_query_contract(document):
     assert index["published"]["schema"] == {"type": "boolean"}
     assert index["user_id"]["schema"] == {"type": "string"}
     assert index["sort"]["schema"]["pattern"] == \
-        "^[-+]?(?:user\\.name|title|views|id)(?:,[-+]?(?:title|views|id))*$"
+        "^[-+]?(?:user\\.name|title|views|created_at|updated_at|id)(?:,[-+]?(?:title|views|created_at|updated_at|id))*$"
     fieldset = Draft202012Validator(index["fields[users]"]["schema"], format_checker=None)
     for good in ("name", "name,email,posts", ""):
         assert fieldset.is_valid(good), good

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from service.config import Settings
-from service.core.declarations import Description, Field, describe, to_boolean, to_number
+from service.core.declarations import Description, Field, describe, sort_keys, to_boolean, to_number
 from service.core.kernel import (CONDITIONS, FLAG, LIST, NAME, NEGATED, OPERATORS, RESERVED, BadRequest, Operator,
                                  choices, refuse, refuse_field, refuse_null, refuse_operator, refuse_shape)
 
@@ -92,7 +92,7 @@ def relation_sorts(resource: "Resource") -> set[str]:
 def parse_sort(raw: str, fields: list[Field], through: set[str] | None = None) -> list[tuple[str, int]]:
     """The sort keys, id last. `through`: the allowed `<relation>.<field>` keys; one may be given,
     first (it orders the parents; the other keys order each parent's records)."""
-    sortable = {f.name for f in fields if f.is_sortable} | {"id"} | (through or set())
+    sortable = set(sort_keys(fields)) | (through or set())
     keys: list[tuple[str, int]] = []
     for part in (p.strip() for p in raw.split(",")):
         if not part:
