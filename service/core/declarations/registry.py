@@ -89,7 +89,12 @@ def build_registry(repositories: list[type[Repository]], policies: dict[Any, Any
             _resolve_relations(resource, by_class)
     with _located_at(sys.modules.get(models_module.rpartition(".")[0] + ".policies")):
         _check_policies(policies)
-    return Registry(resources, PolicyMap(policies))
+    policy_map = PolicyMap(policies)
+    policies_file = models_module.rpartition(".")[0].replace(".", "/") + "/policies.py"
+    for resource in resources.values():  # said at start, not only when a request first meets the model
+        if policy_map.registered(resource.model) is None:
+            policy_map.warn_unguarded(resource.model, policies_file)
+    return Registry(resources, policy_map)
 
 
 @contextmanager
