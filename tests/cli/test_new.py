@@ -45,7 +45,7 @@ def test_the_new_application_says_how_to_install_what_its_tests_need(new_app, tm
 def test_the_new_application_serves_register_login_profile_and_a_new_repository(new_app, database_env):
     added = restify("repository", "NoteRepository", app_dir=new_app)
     assert added.returncode == 0, added.stderr
-    assert added.stdout.splitlines()[-1] == (f"Added NotePolicy to {new_app / 'repositories' / 'policies.py'}: anyone "
+    assert added.stdout.splitlines()[-2] == (f"Added NotePolicy to {new_app / 'repositories' / 'policies.py'}: anyone "
                                              "reads, logged-in users store, nobody updates or deletes yet")
     server = Server(new_app, database_env, probe="/api/restify/notes")
     try:
