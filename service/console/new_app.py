@@ -25,4 +25,5 @@ def write_app(directory: Path) -> list[str]:
         target.write_text(template.read_text().replace("{{name}}", directory.name))
         written.append(target.relative_to(directory))
     return [f"Created {directory}: " + ", ".join(sorted(str(path) for path in written)),
-            f"Next: cd {directory} && restify serve   (then `python -m pytest` runs its smoke test)"]
+            f"Next: cd {directory} && restify serve   (then `python -m pip install -r requirements-dev.txt` "
+            "once, and `python -m pytest` runs its smoke test)"]

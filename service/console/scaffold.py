@@ -23,6 +23,8 @@ class {model}(Model):
 '''
 
 POLICY_TEMPLATE = Path(__file__).with_name("policy_stub.tmpl")  # a file: `{model}` is filled in
+RESTART = ("A running `restify serve` answers 404 for it until restarted; `restify serve --watch` (or a "
+           "`restify watch` worker beside it, as in the Procfile) serves it without a restart.")
 
 
 def write_repository(app_dir: Path, class_name: str, package: str = "repositories") -> list[str]:
@@ -44,6 +46,8 @@ def write_repository(app_dir: Path, class_name: str, package: str = "repositorie
         models.write_text(text.rstrip("\n") + "\n" + MODEL_TEMPLATE.format(model=model))
         lines.append(f"Added model {model} to {models}")
     lines.append(_add_policy(folder / "policies.py", package, model))
+    # A plain `restify serve` loads the repositories once: without this line the new one is a silent 404.
+    lines.append(RESTART)
     return lines
 
 

@@ -2,16 +2,18 @@
 `graphql-ws` library): subscriptions to live changes, and queries or mutations as one-result streams.
 
 The token travels in the `connection_init` payload, `{"Authorization": "Bearer ..."}` (the key in
-any case). Close codes: 4400 bad message, 4401 subscribe before acknowledgement, 4403 a refused
+any case), or else in the upgrade request's `Authorization` header (clients other than browsers can
+send one). Close codes: 4400 bad message, 4401 subscribe before acknowledgement, 4403 a refused
 or revoked token, 4406 another subprotocol, 4408 no `connection_init` in time, 4409 a reused
 operation id, 4429 a second `connection_init`, 4503 a consumer too slow to keep up.
 """
 import asyncio
 import json
-from collections.abc import AsyncGenerator, Awaitable
+from collections.abc import AsyncGenerator, Awaitable, Iterator
 from typing import Any, cast
 
 from graphql import ExecutionResult, OperationType, get_operation_ast, subscribe
+from tornado.httputil import HTTPHeaders
 from tornado.routing import PathMatches, Rule
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
@@ -24,10 +26,22 @@ from service.core.operations import auth
 from service.graphql.executor import error_body, error_entry, result_body
 from service.graphql.fast import PlainFieldExecutor
 from service.graphql.service import GraphQLService
-from service.http.base import encode_json
+from service.http.base import SERVER_NAME, encode_json
 
 PROTOCOL = "graphql-transport-ws"
 INIT_TIMEOUT = 10.0
+# Tornado writes header names as `Sec-Websocket-Protocol`. Names are case-insensitive, but some clients
+# look the upgrade answer's headers up by RFC 6455's spelling: gql's websockets transport reads
+# `Sec-WebSocket-Protocol` from a plain dict, misses it, and falls back to the legacy Apollo protocol.
+_SPELLING = {name.lower(): name for name in ("Sec-WebSocket-Protocol", "Sec-WebSocket-Accept", "Sec-WebSocket-Version")}
+
+
+class _UpgradeHeaders(HTTPHeaders):
+    """Response headers written with RFC 6455's spelling of the WebSocket names."""
+
+    def get_all(self) -> Iterator[tuple[str, str]]:
+        for name, value in super().get_all():
+            yield _SPELLING.get(name.lower(), name), value
 
 
 def _refusal(error: BaseException) -> list[dict[str, Any]]:
@@ -53,6 +67,13 @@ class GraphQLSocket(WebSocketHandler):
         self._initialised = False
         self._operations: dict[str, asyncio.Task] = {}
         self._init_timer: Any = None
+
+    def clear(self) -> None:
+        super().clear()
+        self._headers = _UpgradeHeaders(self._headers)
+
+    def set_default_headers(self) -> None:
+        self.set_header("Server", SERVER_NAME)  # as on every other answer: Tornado's own names its version
 
     @property
     def max_message_size(self) -> int:
@@ -104,6 +125,8 @@ class GraphQLSocket(WebSocketHandler):
             return
         self._initialised = True
         token = _bearer(payload)
+        if token is None and "Authorization" in self.request.headers:
+            token = _bearer({"Authorization": self.request.headers["Authorization"]})
         if token is not None:
             try:
                 self.user = await auth.authenticate(self.app, token) if token else None

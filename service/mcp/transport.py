@@ -25,7 +25,8 @@ from tornado.web import Application
 
 from service.config import Settings
 from service.core.declarations.app import Restify
-from service.core.kernel.errors import EndpointUnavailable, MethodNotAllowed, ServerBusy, Unauthenticated
+from service.core.kernel.errors import (EndpointUnavailable, HostNotAllowed, MethodNotAllowed, OriginNotAllowed,
+                                        RestifyError, ServerBusy, Unauthenticated, answer)
 from service.http.base import JsonHandler
 from service.mcp.server import Caller, build_server
 
@@ -265,8 +266,19 @@ class McpHandler(JsonHandler):
     def _finish_error(self, body: bytes) -> None:
         if self._plain_error:
             self.set_header("Content-Type", "application/json; charset=UTF-8")
-            body = json.dumps({"message": body.decode("utf-8", "replace").strip() or self._reason}).encode()
+            text = body.decode("utf-8", "replace").strip()
+            refusal = self._security_refusal(text)
+            # The SDK's own status (421 or 403) stays; the body says which setting allows the request.
+            body = json.dumps(answer(refusal).body if refusal else {"message": text or self._reason}).encode()
         self.finish(fixed_rpc_error(body))
+
+    def _security_refusal(self, text: str) -> RestifyError | None:
+        """The SDK's plain-text DNS-rebinding refusals (mcp/server/transport_security.py), as our errors."""
+        if text == "Invalid Host header":
+            return HostNotAllowed(self.request.headers.get("Host", ""))
+        if text == "Invalid Origin header":
+            return OriginNotAllowed(self.request.headers.get("Origin", ""))
+        return None
 
 
 # The SDK words these refusals with the parser's or pydantic's own text (positions, URLs).

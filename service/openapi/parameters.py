@@ -62,8 +62,8 @@ def fieldset_parameters(resource: Resource, settings: Settings, action: str) -> 
 def index_parameters(resource: Resource, fields: list[Field], settings: Settings) -> list[Schema]:
     parameters = [
         _count("page", "The page to return, from 1 (default 1)."),
+        # `per_page` is accepted too (when `perPage` is absent) but documented once, as the README writes it.
         _count("perPage", per_page_schema(resource, settings)["description"]),
-        _count("per_page", "The same as `perPage` (used when `perPage` is absent).", deprecated=True),
         relatable_parameter(settings, on_index=True),
     ]
     search = search_schema(fields, settings, relation_searches(resource))

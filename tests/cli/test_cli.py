@@ -15,6 +15,9 @@ def test_repository_command_writes_a_repository_bound_by_name(app_copy):
     assert "class BlogPostRepository(Repository):" in written.read_text()
     assert "class BlogPost(Model):" in (app_copy / "repositories" / "models.py").read_text()
     assert result.stdout.splitlines()[0] == f"Created {written}"
+    assert result.stdout.splitlines()[-1] == (  # a running server does not see it by itself
+        "A running `restify serve` answers 404 for it until restarted; `restify serve --watch` (or a "
+        "`restify watch` worker beside it, as in the Procfile) serves it without a restart.")
     again = restify("repository", "BlogPostRepository", app_dir=app_copy)
     assert again.returncode == 2 and "already exists; not overwriting it" in again.stderr
     from service.core.declarations.registry import load_app

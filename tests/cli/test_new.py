@@ -8,8 +8,8 @@ import pytest
 from tests.processes import RUN_WAIT, Server, request, restify
 
 FILES = [".gitignore", "Procfile", "README.md", "repositories/__init__.py", "repositories/models.py",
-         "repositories/policies.py", "repositories/seeders.py", "repositories/users.py", "restify.toml",
-         "tests/test_smoke.py"]
+         "repositories/policies.py", "repositories/seeders.py", "repositories/users.py", "requirements-dev.txt",
+         "restify.toml", "tests/test_smoke.py"]
 
 
 @pytest.fixture
@@ -29,10 +29,23 @@ def test_new_writes_the_application_files(new_app):
     assert (new_app / "README.md").read_text().startswith("# blog\n")
 
 
+def test_the_new_application_says_how_to_install_what_its_tests_need(new_app, tmp_path):
+    # `python -m pytest` in a fresh environment has no pytest: one command installs it, and both the
+    # README and the smoke test say which.
+    install = "python -m pip install -r requirements-dev.txt"
+    requirements = (new_app / "requirements-dev.txt").read_text().splitlines()
+    assert [line for line in requirements if line and not line.startswith("#")] == ["pytest>=8,<10"]
+    assert install in (new_app / "README.md").read_text()
+    assert install in (new_app / "tests" / "test_smoke.py").read_text()
+    result = restify("new", str(tmp_path / "other"))
+    assert result.stdout.splitlines()[1] == (f"Next: cd {tmp_path / 'other'} && restify serve   (then `{install}` "
+                                             "once, and `python -m pytest` runs its smoke test)")
+
+
 def test_the_new_application_serves_register_login_profile_and_a_new_repository(new_app, database_env):
     added = restify("repository", "NoteRepository", app_dir=new_app)
     assert added.returncode == 0, added.stderr
-    assert added.stdout.splitlines()[-1] == (f"Added NotePolicy to {new_app / 'repositories' / 'policies.py'}: anyone "
+    assert added.stdout.splitlines()[-2] == (f"Added NotePolicy to {new_app / 'repositories' / 'policies.py'}: anyone "
                                              "reads, logged-in users store, nobody updates or deletes yet")
     server = Server(new_app, database_env, probe="/api/restify/notes")
     try:

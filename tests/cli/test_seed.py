@@ -70,7 +70,8 @@ def run_seeder_as_ann(app_copy, database_env, *lines: str):
 def test_seed_writes_only_what_the_seeder_stores_in_declared_repositories(app_copy, database_env, database):
     stderr, seeders = run_seeder_as_ann(app_copy, database_env, "await seeder.store('tags', {'name': 'one'}, user)",
                                         "await seeder.store('widgets', {'name': 'two'}, user)")
-    assert stderr == f"{seeders}:5: NotFound: Not found.\n"
+    assert stderr == (f"{seeders}:5: NotFound: No repository 'widgets'; "
+                      "the repositories are: comments, posts, tags, users.\n")
     assert holding(database) == {"tags": 1, "users": 1}  # no widgets, no token, no posts or comments
 
 

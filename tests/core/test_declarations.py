@@ -249,17 +249,19 @@ def test_policy_map_entry_that_is_not_a_policy_is_an_error(policies, message):
     assert declaration_error(lambda: build_registry([post_repository(Post)], policies(Post))) == message
 
 
-def test_model_without_a_policy_is_denied_and_named_once_in_the_log(caplog):
+def test_model_without_a_policy_is_denied_and_named_once_in_the_log_at_start(caplog):
     Post, Comment, CommentRepository = blog()
-    registry = build_registry([post_repository(Post), CommentRepository], {Comment: Policy})
-    record = Post({"id": "1"})
     with caplog.at_level(logging.WARNING, logger="restify.policies"):
+        registry = build_registry([post_repository(Post), CommentRepository], {Comment: Policy})
+        assert len(caplog.records) == 1  # said when the registry is built, before any use
+        record = Post({"id": "1"})
         assert registry.policies.allows(Post, "show", None, record) is False
         assert registry.policies.flags(Post, None, record) == dict.fromkeys(
             ("authorizedToShow", "authorizedToStore", "authorizedToUpdate", "authorizedToDelete"), False
         )
     assert [r.getMessage() for r in caplog.records if r.name == "restify.policies"] == [
-        "no policy registered for model Post: every operation on it is denied"
+        "no policy registered for model Post: every operation on it is denied; add a policy class for it in "
+        "repositories/policies.py and list it in POLICIES ({Post: PostPolicy})"
     ]
 
 

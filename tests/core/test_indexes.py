@@ -17,17 +17,21 @@ ID = ("id", 1)
 def test_the_demo_plan_names_every_index_and_why(registry):
     planned = [(p.collection, p.keys, p.unique, p.reasons) for p in index_plan(registry).indexes]
     assert planned == [
+        ("comments", (("created_at", 1), ID), False, ["sortable"]),  # newest first, on every repository
         ("comments", (("post_id", 1), ID), False, ["matchable", "belongs_to post", "has_many comments of posts"]),
         ("comments", (("user_id", 1), ID), False, ["matchable", "belongs_to user"]),
         ("personal_access_tokens", (("token_hash", 1),), True, ["bearer tokens"]),
+        ("posts", (("created_at", 1), ID), False, ["sortable"]),
         ("posts", (("published", 1), ID), False, ["matchable"]),
         ("posts", (("tag_ids", 1),), False, ["belongs_to_many tags"]),
         ("posts", (("title", 1), ID), False, ["sortable"]),
         ("posts", (("user_id", 1), ID), False, ["matchable", "belongs_to user", "has_many posts of users"]),
         ("posts", (("views", 1), ID), False, ["matchable", "sortable"]),
         ("tags", (("name", 1),), True, ["unique rule of tags"]),
+        ("tags", (("created_at", 1), ID), False, ["sortable"]),
         ("tags", (("name", 1), ID), False, ["sortable"]),
         ("users", (("email", 1),), True, ["unique rule of users"]),
+        ("users", (("created_at", 1), ID), False, ["sortable"]),
         ("users", (("email", 1), ID), False, ["matchable"]),
         ("users", (("name", 1), ID), False, ["sort of posts by user.name", "sortable"]),
     ]
@@ -48,6 +52,7 @@ def test_a_relation_sort_plans_the_parents_order_and_a_relation_search_plans_not
     assert planned == [
         ("users", (("email", 1),), ["unique rule of users"]),
         ("users", (("bio", 1), ID), ["sort of comments by user.bio"]),
+        ("users", (("created_at", 1), ID), ["sortable"]),
         ("users", (("email", 1), ID), ["matchable"]),
         ("users", (("name", 1), ID), ["sort of posts by user.name", "sortable"]),
     ]
@@ -92,14 +97,14 @@ async def _keys(db, collection):
 
 async def test_ready_creates_the_plan(restify, db):
     await restify.ready()
-    expected = [(("id", 1),), (("published", 1), ID), (("tag_ids", 1),), (("title", 1), ID),
+    expected = [(("created_at", 1), ID), (("id", 1),), (("published", 1), ID), (("tag_ids", 1),), (("title", 1), ID),
                 (("user_id", 1), ID), (("views", 1), ID)]
     if EMBEDDED:  # it refuses `_id` in a compound index: the field alone is made instead
         expected = sorted(tuple(key for key in keys if key != ID) or keys for keys in expected)
     assert await _keys(db, "posts") == expected
     found, extra = (await states(db, index_plan(restify.registry)))["posts"]
-    assert [state.status for state in found] == ["exists"] * 5 and extra == []
-    assert [state.unsupported for state in found] == [EMBEDDED, False, EMBEDDED, EMBEDDED, EMBEDDED]
+    assert [state.status for state in found] == ["exists"] * 6 and extra == []
+    assert [state.unsupported for state in found] == [EMBEDDED, EMBEDDED, False, EMBEDDED, EMBEDDED, EMBEDDED]
 
 
 @pytest.mark.parametrize("config", [{"database": {"auto_indexes": False}}], indirect=False)

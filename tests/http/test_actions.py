@@ -156,7 +156,8 @@ async def test_all_with_search_selects_what_the_index_search_finds(api, db, ann,
     assert sorted(installed.record_titles.chunks[0]) == ["Apples", "apple pie"]
     bad = await api.post(f"{PREFIX}/posts/actions?action=record-titles&title[gt]=a",
                          {"repositories": "all", "reason": "r"}, token=ann["token"])
-    assert (bad.status, bad.json["message"]) == (400, "The field 'title' cannot be filtered.")
+    assert (bad.status, bad.json["message"]) == (
+        400, "The field 'title' cannot be filtered; the filterable fields are: published, user_id, views.")
 
 
 async def test_all_selecting_more_than_the_limit_is_refused(api, db, ann, restify, installed):

@@ -4,6 +4,7 @@ import uuid
 import pytest
 
 import storage
+from tests.policy_rules import rules  # noqa: F401  (a fixture)
 
 PREFIX = "/api/restify"
 INVALID = "The given data was invalid."
@@ -266,9 +267,13 @@ async def test_operator_like_query_values_are_matched_literally(api, ann, query)
 @pytest.mark.parametrize("query, message, errors", [
     ("published=maybe", "The published filter must be true or false.",
      {"published": ["The published filter must be true or false."]}),
-    ("sort=body", "The field 'body' is not sortable.", {"sort": ["The field 'body' is not sortable."]}),
-    ("sort=-password", "The field 'password' is not sortable.", {"sort": ["The field 'password' is not sortable."]}),
-    ("related=secrets", "Unknown relations: secrets.", {"related": ["Unknown relations: secrets."]}),
+    # Each names the valid choices (the sortable fields, the relations).
+    ("sort=body", "The field 'body' is not sortable; the sortable fields are: created_at, id, title, updated_at, user.name, views.",
+     {"sort": ["The field 'body' is not sortable; the sortable fields are: created_at, id, title, updated_at, user.name, views."]}),
+    ("sort=-password", "The field 'password' is not sortable; the sortable fields are: created_at, id, title, updated_at, user.name, views.",
+     {"sort": ["The field 'password' is not sortable; the sortable fields are: created_at, id, title, updated_at, user.name, views."]}),
+    ("related=secrets", "Unknown relations: secrets (the relations of posts: comments, tags, user).",
+     {"related": ["Unknown relations: secrets (the relations of posts: comments, tags, user)."]}),
     ("related=user.posts.user.posts", "The relation path 'user.posts.user.posts' is deeper than 3 levels.",
      {"related": ["The relation path 'user.posts.user.posts' is too deep."]}),
     ("search=" + "s" * 256, "The search text may not be longer than 255 characters.",
@@ -305,11 +310,21 @@ async def test_an_id_that_is_not_a_record_is_404(api, db, ann, bad_id, method, b
     ("GET", "/{name}", None), ("POST", "/{name}", {"title": "x"}), ("GET", "/{name}/{id}", None),
     ("PUT", "/{name}/{id}", {"title": "x"}), ("DELETE", "/{name}/{id}", None),
 ])
-async def test_unknown_resource_names_are_404(api, db, ann, name, method, path, body):
+async def test_unknown_resource_names_are_404_naming_the_repositories(api, db, ann, name, method, path, body):
     before = await snapshot(db)
     response = await api.request(method, PREFIX + path.format(name=name, id=ann["post"]), body, token=ann["token"])
-    assert (response.status, response.json) == (404, NOT_FOUND)
+    assert (response.status, response.json) == (
+        404, {"message": f"No repository {name!r}; the repositories are: comments, posts, tags, users."})
     assert await snapshot(db) == before
+
+
+async def test_an_unknown_repository_names_none_a_policy_hides_and_none_to_a_guest(api, ann, rules):
+    rules("tags", allow_restify=lambda user: False)
+    response = await api.get(f"{PREFIX}/nope", token=ann["token"])
+    assert (response.status, response.json) == (
+        404, {"message": "No repository 'nope'; the repositories are: comments, posts, users."})
+    response = await api.get(f"{PREFIX}/nope")  # a guest: the policies may let guests in, but no list
+    assert (response.status, response.json) == (404, {"message": "No repository 'nope'."})
 
 
 @pytest.mark.parametrize("path", ["/", "/nope", "/api", "/api/restify", "/api/restify/", "/api/restify/posts/",

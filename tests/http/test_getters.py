@@ -85,9 +85,11 @@ async def test_a_record_the_user_may_not_see_is_404_like_a_missing_one(api, ann,
 async def test_an_unknown_getter_or_one_not_offered_there_is_404(api, ann, installed):
     post = await create_post(api, ann)
     for path in (f"{PREFIX}/posts/getters/nope", f"{PREFIX}/posts/getters/shout",  # shout: records only
-                 f"{PREFIX}/posts/{post['id']}/getters/nope", f"{PREFIX}/nothing/getters/post-stats"):
+                 f"{PREFIX}/posts/{post['id']}/getters/nope"):
         response = await api.get(path)
         assert (response.status, response.json) == (404, NOT_FOUND), path
+    response = await api.get(f"{PREFIX}/nothing/getters/post-stats")  # a guest: no list of repositories
+    assert (response.status, response.json) == (404, {"message": "No repository 'nothing'."})
 
 
 async def test_a_repository_the_policy_closes_is_closed_to_its_getters(api, ann, registry):

@@ -268,11 +268,27 @@ async def test_sort_by_several_keys_with_minus_for_descending(api, db, sort, exp
     assert titles(await api.get(url(POSTS, sort=sort))) == expected
 
 
+@pytest.mark.parametrize("sort, expected", [
+    ("-created_at", ["b", "c", "a"]),  # newest first
+    ("created_at", ["a", "c", "b"]),
+    ("-updated_at", ["a", "c", "b"]),
+])
+async def test_every_repository_sorts_by_its_timestamps(api, db, sort, expected):
+    stamps = {"a": ("2024-01-01T00:00:00.000Z", "2024-03-01T00:00:00.000Z"),
+              "b": ("2024-01-03T00:00:00.000Z", "2024-01-03T00:00:00.000Z"),
+              "c": ("2024-01-02T00:00:00.000Z", "2024-02-01T00:00:00.000Z")}
+    await seed_posts_out_of_id_order(db, [{"title": t, "created_at": c, "updated_at": u} for t, (c, u) in stamps.items()])
+    assert titles(await api.get(url(POSTS, sort=sort))) == expected
+    first = await api.get(url(POSTS, sort="-created_at", perPage=2, cursor=""))  # cursors page through them too
+    following = await api.get(url(POSTS, sort="-created_at", perPage=2, cursor=first.json["meta"]["next_cursor"]))
+    assert titles(first) + titles(following) == ["b", "c", "a"]
+
+
 @pytest.mark.parametrize("sort, named", [
     ("body", "body"), ("-published", "published"), ("title,user_id", "user_id"), ("nope", "nope"),
 ])
-async def test_sort_on_a_field_that_is_not_sortable_is_a_400_naming_it(api, db, sort, named):
-    message = f"The field '{named}' is not sortable."
+async def test_sort_on_a_field_that_is_not_sortable_is_a_400_naming_it_and_the_sortable_ones(api, db, sort, named):
+    message = f"The field '{named}' is not sortable; the sortable fields are: created_at, id, title, updated_at, user.name, views."
     bad_request(await api.get(url(POSTS, sort=sort)), message, {"sort": [message]})
 
 

@@ -35,7 +35,7 @@ async def test_profile_include_of_unknown_relation_is_400_naming_it(api):
     user = await api.register("Ann")
     response = await api.get(f"{PROFILE}?include=posts,friends", token=user["token"])
     assert response.status == 400
-    assert response.json["message"] == "Unknown relations: friends."
+    assert response.json["message"] == "Unknown relations: friends (the relations of users: posts)."
 
 
 @pytest.mark.parametrize("method", ["GET", "PUT", "POST"])

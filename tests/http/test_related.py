@@ -121,9 +121,13 @@ async def test_relationships_are_absent_without_related(api, db):
 
 @pytest.mark.parametrize("door", ["show", "index"])
 @pytest.mark.parametrize("related, named", [
-    ("nope", "nope"), ("user,nope", "nope"), ("user.nope", "user.nope"), ("zzz,nope", "nope, zzz"),
+    ("nope", "nope (the relations of posts: comments, tags, user)"),
+    ("user,nope", "nope (the relations of posts: comments, tags, user)"),
+    ("user.nope", "user.nope (the relations of users: posts)"),  # the choices where the path went wrong
+    ("zzz,nope", "nope, zzz (the relations of posts: comments, tags, user)"),
+    ("nope,user.nope", "nope, user.nope (the relations of posts: comments, tags, user; the relations of users: posts)"),
 ])
-async def test_an_unknown_relation_is_a_400_naming_it(api, db, door, related, named):
+async def test_an_unknown_relation_is_a_400_naming_it_and_the_relations(api, db, door, related, named):
     blog = await make_blog(api, db)
     path = show_url(blog.first, related=related) if door == "show" else url(POSTS, related=related)
     message = f"Unknown relations: {named}."

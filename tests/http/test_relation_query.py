@@ -126,8 +126,8 @@ async def test_authors_the_user_may_not_see_sort_with_the_records_of_none(api, r
 
 @pytest.mark.parametrize("query, name, message", [
     ("sort=user.name&cursor=", "cursor", "A sort by a related field reads pages by number: it cannot be used with cursor."),
-    ("sort=user.email", "sort", "The field 'user.email' is not sortable."),
-    ("sort=tags.name", "sort", "The field 'tags.name' is not sortable."),
+    ("sort=user.email", "sort", "The field 'user.email' is not sortable; the sortable fields are: created_at, id, title, updated_at, user.name, views."),
+    ("sort=tags.name", "sort", "The field 'tags.name' is not sortable; the sortable fields are: created_at, id, title, updated_at, user.name, views."),
     ("sort=views,user.name", "sort", "The related field 'user.name' must come first in sort."),
 ])
 async def test_a_relation_sort_refuses_what_it_cannot_do(api, ann, posts, query, name, message):

@@ -76,6 +76,21 @@ async def test_changes_reach_a_subscriber_as_created_updated_deleted(api, restif
         await stream.close()
 
 
+@pytest.mark.parametrize("sent", ["headers", "init_payload"])
+async def test_the_default_transport_of_gql_subscribes(api, restify, base_url, ann, published_or_own, sent):
+    # gql's default offers both `graphql-ws` (legacy Apollo) and `graphql-transport-ws`, and reads the
+    # chosen one from the answer's `Sec-WebSocket-Protocol` (by that spelling); missing it, it speaks Apollo.
+    transport = WebsocketsTransport(url=socket_url(base_url), **{sent: {"Authorization": f"Bearer {ann['token']}"}})
+    async with Client(transport=transport) as client:
+        assert transport.response_headers["Sec-WebSocket-Protocol"] == PROTOCOL
+        assert transport.response_headers["Server"] == "restify"
+        stream, first = await open_stream(restify, client)
+        draft = await post(api, ann["token"], title="Mine")  # a draft: only a subscriber known as ann sees it
+        assert (await asyncio.wait_for(first, WAIT))["postChanged"] == {
+            "operation": "CREATED", "id": draft["id"], "record": {"id": draft["id"], "title": "Mine", "published": False}}
+        await stream.close()
+
+
 async def test_filter_and_id_arguments_choose_records(api, restify, base_url, ann):
     followed = await post(api, ann["token"], title="followed")
     async with session(base_url, ann["token"]) as client:

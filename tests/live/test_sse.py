@@ -120,7 +120,8 @@ async def test_a_bad_filter_is_a_400_before_the_stream_starts(feeds, ann):
 
 async def test_an_unknown_repository_is_a_404(feeds, ann):
     feed = await feeds(f"{PREFIX}/nothing/events", token=ann["token"])
-    assert (feed.response.status_code, await feed.body()) == (404, {"message": "Not found."})
+    assert (feed.response.status_code, await feed.body()) == (
+        404, {"message": "No repository 'nothing'; the repositories are: comments, posts, tags, users."})
 
 
 @pytest.mark.parametrize("name", ["token", "access_token", "Authorization"])

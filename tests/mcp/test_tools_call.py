@@ -124,15 +124,18 @@ async def test_missing_required_attributes_are_reported_like_rest(connect, ann, 
 @pytest.mark.parametrize("tool, arguments, expected", [
     ("posts-index-tool", {"page": 0}, {"message": "The page parameter must be a positive integer.",
                                        "errors": {"page": ["The page must be a positive integer."]}}),
-    ("posts-index-tool", {"sort": "body"}, {"message": "The field 'body' is not sortable.",
-                                            "errors": {"sort": ["The field 'body' is not sortable."]}}),
-    ("posts-index-tool", {"include": "friends"}, {"message": "Unknown relations: friends.",
-                                                  "errors": {"related": ["Unknown relations: friends."]}}),
+    ("posts-index-tool", {"sort": "body"}, {
+        "message": "The field 'body' is not sortable; the sortable fields are: created_at, id, title, updated_at, user.name, views.",
+        "errors": {"sort": ["The field 'body' is not sortable; the sortable fields are: created_at, id, title, updated_at, user.name, views."]}}),
+    ("posts-index-tool", {"include": "friends"}, {
+        "message": "Unknown relations: friends (the relations of posts: comments, tags, user).",
+        "errors": {"related": ["Unknown relations: friends (the relations of posts: comments, tags, user)."]}}),
     ("posts-index-tool", {"published": "maybe"}, {"message": PUBLISHED, "errors": {"published": [PUBLISHED]}}),
     ("posts-show-tool", {"id": "000000000000000000000000"}, NOT_FOUND),
     ("posts-show-tool", {"id": "not-an-id"}, NOT_FOUND),
-    ("users-profile-tool", {"include": "posts,friends"}, {"message": "Unknown relations: friends.",
-                                                          "errors": {"related": ["Unknown relations: friends."]}}),
+    ("users-profile-tool", {"include": "posts,friends"}, {
+        "message": "Unknown relations: friends (the relations of users: posts).",
+        "errors": {"related": ["Unknown relations: friends (the relations of users: posts)."]}}),
     ("posts-destroy-tool", {}, {"message": "Unknown tool 'posts-destroy-tool'; list the tools again."}),
 ])
 async def test_bad_arguments_are_error_results_never_protocol_errors(connect, ann, tool, arguments, expected):

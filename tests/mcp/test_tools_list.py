@@ -80,9 +80,10 @@ async def test_index_tool_schema_has_paging_search_sort_include_and_matchable_fi
             "search": {"type": "string", "maxLength": 255,
                        "description": "Case-insensitive text searched in: title, user.name."},
             "sort": {"type": "string",
-                     "pattern": "^[-+]?(?:user\\.name|title|views|id)(?:,[-+]?(?:title|views|id))*$",
-                     "description": "Comma-separated fields to sort by, '-' first for descending (e.g. '-title,id'); "
-                                    "sortable: title, views, id. Ties are broken by id; any other field is a 400. "
+                     "pattern": "^[-+]?(?:user\\.name|title|views|created_at|updated_at|id)"
+                     "(?:,[-+]?(?:title|views|created_at|updated_at|id))*$",
+                     "description": "Comma-separated fields to sort by, '-' first for descending (e.g. '-created_at', "
+                                    "newest first); sortable: title, views, created_at, updated_at, id. Ties are broken by id; any other field is a 400. "
                                     "A related field (user.name) may come first: records in the order of their "
                                     "related record, those without a visible one last; with page, not cursor."},
             "include": {"type": "string", "pattern": INCLUDE_PATTERN, "description": INCLUDE_POSTS},

@@ -105,13 +105,22 @@ async def test_concurrent_calls_on_one_connection(connect, ann):
 
 
 # -- Host and Origin checks (DNS rebinding) -------------------------------------------------------------
-@pytest.mark.parametrize("headers, status, message", [
-    ({"Host": "evil.example"}, 421, "Invalid Host header"),
-    ({"Origin": "http://evil.example"}, 403, "Invalid Origin header"),
+@pytest.mark.parametrize("headers, status, body", [
+    ({"Host": "evil.example"}, 421, {
+        "message": 'MCP refused the Host header "evil.example": it is not in the setting mcp.allowed_hosts. Allow it '
+                   'in restify.toml ([mcp] allowed_hosts = [..., "evil.example"]) or in the environment '
+                   '(RESTIFY_MCP_ALLOWED_HOSTS=\'["evil.example"]\', which replaces the default list); a trailing ":*" '
+                   'allows any port. ["*"] turns the check off, behind a proxy that checks hosts itself.'}),
+    ({"Origin": "http://evil.example"}, 403, {
+        "message": 'MCP refused the Origin header "http://evil.example": it is not in the setting mcp.allowed_origins. '
+                   'Allow it in restify.toml ([mcp] allowed_origins = [..., "http://evil.example"]) or in the '
+                   'environment (RESTIFY_MCP_ALLOWED_ORIGINS=\'["http://evil.example"]\', which replaces the default '
+                   'list); a trailing ":*" allows any port.'}),
 ])
-async def test_foreign_hosts_and_origins_are_refused_by_default(api, mcp_endpoint, ann, headers, status, message):
+async def test_foreign_hosts_and_origins_are_refused_naming_the_setting_that_allows_them(
+        api, mcp_endpoint, ann, headers, status, body):
     response = await rpc(api, LIST_TOOLS, ann["token"], **headers)
-    assert (response.status, response.json) == (status, {"message": message})
+    assert (response.status, response.json) == (status, body)
 
 
 async def test_local_origins_with_any_port_are_accepted(api, mcp_endpoint, ann):

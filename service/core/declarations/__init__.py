@@ -10,7 +10,7 @@ from service.core.declarations.budget import (DATA_MEMBER, RELATIONSHIPS_MEMBER,
 from service.core.declarations.constraints import PATTERN_RULES, Constraints
 from service.core.declarations.context import Context
 from service.core.declarations.description import INT64, Description, describe, to_boolean, to_number
-from service.core.declarations.fields import Field, field
+from service.core.declarations.fields import TIMESTAMPS, Field, field, sort_keys
 from service.core.declarations.models import Model
 from service.core.declarations.policies import Gate
 from service.core.declarations.registry import Resource, ResourceRelation
@@ -18,8 +18,9 @@ from service.core.declarations.rules import MESSAGES, FieldRules, email_key
 from service.core.declarations.scopes import admits
 
 __all__ = [
-    "DATA_MEMBER", "INT64", "MESSAGES", "PATTERN_RULES", "RELATIONSHIPS_MEMBER", "Budget", "Constraints", "Context",
+    "DATA_MEMBER", "INT64", "MESSAGES", "PATTERN_RULES", "RELATIONSHIPS_MEMBER", "TIMESTAMPS", "Budget", "Constraints",
+    "Context",
     "Description", "Field", "FieldRules", "Gate", "Model", "Resource", "ResourceRelation", "Restify", "Room", "admits",
     "budget_of", "describe", "email_key", "encoded_size", "field", "held_budget", "own_size", "relation_size",
-    "to_boolean", "to_number"
+    "sort_keys", "to_boolean", "to_number"
 ]

@@ -178,3 +178,14 @@ class Field:
 
 def field(name: str) -> Field:
     return Field(name)
+
+
+# Stored on every record by the write path (`writing/writes.py`): every repository sorts by them, so
+# `sort=-created_at` is newest first anywhere.
+TIMESTAMPS = ("created_at", "updated_at")
+
+
+def sort_keys(fields: list[Field]) -> list[str]:
+    """The keys `sort` takes on a repository (besides relation sorts): its sortable fields, the
+    timestamps, then id (also the tie-break)."""
+    return [*(f.name for f in fields if f.is_sortable and f.name not in TIMESTAMPS), *TIMESTAMPS, "id"]

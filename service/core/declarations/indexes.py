@@ -1,7 +1,8 @@
 """Each repository's index plan, read from its declarations, and the comparison with what exists.
 
 What gets an index, and why:
-- a matchable or sortable field: `(field, 1), (id, 1)` — filters and sorts end on the id tie-break;
+- a matchable or sortable field: `(field, 1), (id, 1)` — filters and sorts end on the id tie-break; and
+  `created_at` on every collection (newest first, `sort=-created_at`; `updated_at` sorts without one);
 - a relation key: a belongs_to local key (`user_id`) and a belongs_to_many id array (`tag_ids`) on the
   owner's collection, a has_many foreign key (`post_id`) on the related one;
 - a relation sort (`BelongsTo(...).sortable("name")`): `(name, 1), (id, 1)` on the parent's collection,
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from service.core.declarations.constraints import Target
 from service.core.declarations.context import Context
 from service.core.declarations.description import describe
-from service.core.declarations.fields import Field
+from service.core.declarations.fields import TIMESTAMPS, Field
 from service.core.declarations.policies import AnyOf
 from service.core.declarations.registry import Registry, Resource
 from storage import Database, ExistingIndex, IndexRefused, IndexSupport
@@ -109,6 +110,9 @@ def index_plan(registry: Registry) -> Plan:
 
 
 def _field_indexes(plan: Plan, resource: Resource) -> None:
+    # Newest first (`sort=-created_at`) is the common list order on every repository; `updated_at` sorts
+    # too but gets no index of its own: one more per collection for a rarer order.
+    plan.add(resource.collection, ((TIMESTAMPS[0], 1), ("id", 1)), "sortable")
     for item in resource.fields(Context(action="declaration")):
         for flag, reason in ((item.is_matchable, "matchable"), (item.is_sortable, "sortable")):
             if flag:

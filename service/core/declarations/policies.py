@@ -107,12 +107,19 @@ class PolicyMap:
     def for_model(self, model_class: type[Model]) -> Policy:
         policy = self.registered(model_class)
         if policy is None:
-            if model_class.__name__ not in self._warned:
-                self._warned.add(model_class.__name__)
-                log.warning("no policy registered for model %s: every operation on it is denied",
-                            model_class.__name__)
+            self.warn_unguarded(model_class)
             return _DenyAll()
         return policy
+
+    def warn_unguarded(self, model_class: type[Model], policies_file: str = "repositories/policies.py") -> None:
+        """Logs, once per model, that a model without a policy is denied everything, and the fix. The
+        registry says it at start; a map built otherwise says it at the model's first use."""
+        name = model_class.__name__
+        if name in self._warned:
+            return
+        self._warned.add(name)
+        log.warning("no policy registered for model %s: every operation on it is denied; add a policy class "
+                    "for it in %s and list it in POLICIES ({%s: %sPolicy})", name, policies_file, name, name)
 
     def gate(self, model_class: type[Model], user: Model | None) -> "Gate":
         return Gate(self.for_model(model_class), user)

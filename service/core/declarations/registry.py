@@ -13,7 +13,7 @@ from typing import Any
 from service.core.declarations.context import Context
 from service.core.declarations.fields import Field
 from service.core.declarations.models import Model, RelationDecl
-from service.core.declarations.policies import Policy, PolicyMap, check_scope
+from service.core.declarations.policies import Gate, Policy, PolicyMap, check_scope
 from service.core.declarations.repository import Repository
 from service.core.declarations.rules import check_declaration
 from service.core.kernel import RESERVED, DeclarationError, NotAnApplication
@@ -62,6 +62,12 @@ class Registry:
     def for_model(self, model_class: type[Model]) -> Resource | None:
         return next((r for r in self.resources.values() if r.model.__name__ == model_class.__name__), None)
 
+    def entered_by(self, user: Model) -> list[str]:
+        """The repositories `user` may enter (their policy's `allow_restify`), sorted: what a message may
+        name without telling of one a policy hides. A model without a policy is entered by no one."""
+        policies = ((name, self.policies.registered(resource.model)) for name, resource in self.resources.items())
+        return sorted(name for name, policy in policies if policy is not None and Gate(policy, user).entered)
+
 
 def build_registry(repositories: list[type[Repository]], policies: dict[Any, Any],
                    models_module: str = "repositories.models") -> Registry:
@@ -83,7 +89,12 @@ def build_registry(repositories: list[type[Repository]], policies: dict[Any, Any
             _resolve_relations(resource, by_class)
     with _located_at(sys.modules.get(models_module.rpartition(".")[0] + ".policies")):
         _check_policies(policies)
-    return Registry(resources, PolicyMap(policies))
+    policy_map = PolicyMap(policies)
+    policies_file = models_module.rpartition(".")[0].replace(".", "/") + "/policies.py"
+    for resource in resources.values():  # said at start, not only when a request first meets the model
+        if policy_map.registered(resource.model) is None:
+            policy_map.warn_unguarded(resource.model, policies_file)
+    return Registry(resources, policy_map)
 
 
 @contextmanager

@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from service.config import Settings
-from service.core.declarations import Context, Field, describe
+from service.core.declarations import Context, Field, describe, sort_keys
 from service.core.kernel import EXACT, FLAG, OPERATORS, RESERVED, Arity, for_type, query_text
 from service.core.reading import max_related_depth, selectable
 
@@ -50,14 +50,14 @@ def search_schema(fields: list[Field], settings: Settings, through: list[str] | 
 
 def sort_schema(fields: list[Field], through: list[str] | None = None) -> Schema:
     """`through`: the `<relation>.<field>` keys allowed first (`query.relation_sorts`)."""
-    sortable = [f.name for f in fields if f.is_sortable] + ["id"]
-    example = f"-{sortable[0]},id" if len(sortable) > 1 else "-id"
+    sortable = sort_keys(fields)
+    example = "-created_at"  # newest first
     schema: Schema = {"type": "string"}
     if all(_NAME.match(name) for name in sortable) and all(_NAME.match(n.replace(".", "_")) for n in through or []):
         one = f"[-+]?(?:{'|'.join(sortable)})"
         first = f"[-+]?(?:{'|'.join(re.escape(n) for n in [*sorted(through), *sortable])})" if through else one
         schema["pattern"] = f"^{first}(?:,{one})*$"
-    text = (f"Comma-separated fields to sort by, '-' first for descending (e.g. '{example}'); "
+    text = (f"Comma-separated fields to sort by, '-' first for descending (e.g. '{example}', newest first); "
             f"sortable: {', '.join(sortable)}. Ties are broken by id; any other field is a 400.")
     if through:
         text += (f" A related field ({', '.join(sorted(through))}) may come first: records in the order of their "

@@ -9,14 +9,15 @@ from service.core.kernel.errors import (BadRequest, Busy, DeclarationError, Forb
 from service.core.kernel.matching import Condition, satisfies
 from service.core.kernel.naming import RESERVED, attribute_label, collection_name, snake
 from service.core.kernel.operators import (BY_OBJECT_NAME, CONDITIONS, EXACT, FLAG, LIST, NAME, NEGATED, OPERATORS,
-                                           Arity, Operator, for_type, query_text, refuse, refuse_null, refuse_operator,
-                                           refuse_shape)
+                                           Arity, Operator, choices, for_type, query_text, refuse, refuse_field,
+                                           refuse_null, refuse_operator, refuse_shape)
 from service.core.kernel.passwords import Passwords
 
 __all__ = [
     "BY_OBJECT_NAME", "CONDITIONS", "EXACT", "FLAG", "LIST", "NAME", "NEGATED", "OPERATORS", "RESERVED", "Arity",
     "BadRequest", "Busy", "Condition", "DeclarationError", "Forbidden", "LiveUnavailable", "NotAnApplication",
     "NotFound", "Operator", "Passwords", "PreconditionFailed", "ResponseTooLarge", "ServiceUnavailable",
-    "TooManyRequests", "Unauthenticated", "ValidationFailed", "attribute_label", "collection_name", "for_type",
-    "query_text", "refuse", "refuse_null", "refuse_operator", "refuse_shape", "satisfies", "snake"
+    "TooManyRequests", "Unauthenticated", "ValidationFailed", "attribute_label", "choices", "collection_name",
+    "for_type", "query_text", "refuse", "refuse_field", "refuse_null", "refuse_operator", "refuse_shape", "satisfies",
+    "snake"
 ]

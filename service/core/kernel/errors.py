@@ -6,7 +6,9 @@
     ├── ResponseTooLarge        400  the answer would be larger than `server.max_response_bytes`
     ├── Unauthenticated         401  no valid bearer token where one is needed
     ├── Forbidden               403  a policy said no
+    │   └── OriginNotAllowed    403  MCP: an Origin header not in `mcp.allowed_origins`
     ├── NotFound                404  no such resource or record
+    ├── HostNotAllowed          421  MCP: a Host header not in `mcp.allowed_hosts`
     ├── MethodNotAllowed        405
     ├── PreconditionFailed      412  the record changed since the client read it (If-Match, `version`)
     ├── PayloadTooLarge         413
@@ -22,11 +24,11 @@
     DeclarationError                 a broken repository declaration, raised at start-up
     └── NotAnApplication             the directory holds no application package
 
-`TABLE` lists every error with a status; each says where it is answered and when, for people: the
-OpenAPI document's error responses are built from it. Storage's own refusals become domain errors in one
-place, `from_storage`; `answer` gives what every door says for any error (status, body, code), so
-REST, GraphQL and MCP only wrap it.
+`TABLE` lists every error with a status; each says where it is answered and when, for people: the OpenAPI
+document's error responses are built from it. Storage's own refusals become domain errors in one place,
+`from_storage`; `answer` gives what every door says for any error (status, body, code), so doors only wrap it.
 """
+import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -188,6 +190,31 @@ class EndpointUnavailable(RestifyError):
     where, when = MCP, "The MCP endpoint is stopped, or was not started on this loop."
 
 
+def _not_allowed_for_mcp(header: str, setting: str, value: str) -> str:
+    """Why MCP refused a Host or Origin header (DNS rebinding), naming the setting that allows it and how."""
+    quoted, variable = json.dumps(value), f"RESTIFY_{setting.replace('.', '_').upper()}"
+    off = ' ["*"] turns the check off, behind a proxy that checks hosts itself.' if header == "Host" else ""
+    return (f"MCP refused the {header} header {quoted}: it is not in the setting {setting}. Allow it in restify.toml "
+            f"([mcp] {setting[4:]} = [..., {quoted}]) or in the environment ({variable}='[{quoted}]', which "
+            f'replaces the default list); a trailing ":*" allows any port.{off}')
+
+
+class HostNotAllowed(RestifyError):
+    status, code, default_message = 421, "MISDIRECTED_REQUEST", "The Host header is not allowed for MCP."
+    where, when = MCP, "The request's Host header is not in mcp.allowed_hosts (DNS-rebinding protection)."
+
+    def __init__(self, host: str = "") -> None:
+        super().__init__(_not_allowed_for_mcp("Host", "mcp.allowed_hosts", host))
+
+
+class OriginNotAllowed(Forbidden):
+    default_message = "The Origin header is not allowed for MCP."
+    where, when = MCP, "The request's Origin header is not in mcp.allowed_origins (DNS-rebinding protection)."
+
+    def __init__(self, origin: str = "") -> None:
+        super().__init__(_not_allowed_for_mcp("Origin", "mcp.allowed_origins", origin))
+
+
 class NotReady(RestifyError):
     status, code, default_message = 503, "SERVICE_UNAVAILABLE", "The database does not answer."
     where, when = OPS, "The database does not answer a readiness probe in time."
@@ -216,7 +243,7 @@ class NotAnApplication(DeclarationError):
 TABLE: tuple[type[RestifyError], ...] = (
     BadRequest, MalformedRequest, ResponseTooLarge, Unauthenticated, Forbidden, NotFound, MethodNotAllowed,
     PreconditionFailed, PayloadTooLarge, UriTooLong, ValidationFailed, TooManyRequests, Busy, LiveUnavailable,
-    ServiceUnavailable, ServerBusy, EndpointUnavailable, NotReady,
+    ServiceUnavailable, ServerBusy, EndpointUnavailable, HostNotAllowed, OriginNotAllowed, NotReady,
 )
 
 

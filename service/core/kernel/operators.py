@@ -12,7 +12,7 @@ the process, with the test given here. An operator made of existing conditions i
 OPERATORS; one that needs a new condition adds it to CONDITIONS and to storage's translation too.
 """
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -147,6 +147,15 @@ def refuse(where: str, message: str) -> NoReturn:
 def refuse_operator(where: str, given: str, field_name: str, allowed: list[str]) -> NoReturn:
     refuse(where, f"The filter operator {given!r} is not allowed on the field {field_name!r}; "
                   f"it takes {', '.join(allowed)}.")
+
+
+def choices(names: Iterable[str]) -> str:
+    """Names for a message that lists the valid choices: sorted, comma-separated, or "none"."""
+    return ", ".join(sorted(names)) or "none"
+
+
+def refuse_field(where: str, name: str, filterable: Iterable[str]) -> NoReturn:
+    refuse(where, f"The field {name!r} cannot be filtered; the filterable fields are: {choices(filterable)}.")
 
 
 def refuse_shape(where: str, shape: str) -> NoReturn:

@@ -33,7 +33,11 @@ def deny(context: Context) -> Exception:
 def enter(app: Restify, name: str, context: Context) -> Resource:
     if app.settings.requires_user and context.user is None:
         raise Unauthenticated()
-    resource = app.resource(name)
+    resource = app.registry.get(name)
+    if resource is None:
+        # The valid names only for a user, and only those their policies let in: a guest learns none.
+        known = app.registry.entered_by(context.user) if context.user is not None else []
+        raise NotFound(f"No repository {name!r}" + (f"; the repositories are: {', '.join(known)}." if known else "."))
     if not app.registry.policies.for_model(resource.model).allow_restify(context.user):
         raise deny(context)
     return resource

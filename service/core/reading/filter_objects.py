@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from service.config import Settings
 from service.core.declarations import Context, Description, Field, describe, to_boolean
-from service.core.kernel import BY_OBJECT_NAME, FLAG, LIST, for_type, refuse, refuse_operator, refuse_shape
+from service.core.kernel import (BY_OBJECT_NAME, FLAG, LIST, for_type, refuse, refuse_field, refuse_operator,
+                                 refuse_shape)
 from service.core.reading.query import IndexQuery, conditions_of, max_in_values, parse_index
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ def apply_filter(query: IndexQuery, fields: list[Field], given: Any, most: int |
     for name, operations in given.items():
         field = by_name.get(name)
         if field is None:
-            refuse(f"{FILTER}.{name}", f"The field {name!r} cannot be filtered.")
+            refuse_field(f"{FILTER}.{name}", name, by_name)
         if operations is None:
             continue
         if not isinstance(operations, Mapping):

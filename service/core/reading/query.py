@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from service.config import Settings
-from service.core.declarations import Description, Field, describe, to_boolean, to_number
+from service.core.declarations import Description, Field, describe, sort_keys, to_boolean, to_number
 from service.core.kernel import (CONDITIONS, FLAG, LIST, NAME, NEGATED, OPERATORS, RESERVED, BadRequest, Operator,
-                                 refuse, refuse_null, refuse_operator, refuse_shape)
+                                 choices, refuse, refuse_field, refuse_null, refuse_operator, refuse_shape)
 
 if TYPE_CHECKING:
     from service.core.declarations import Resource
@@ -92,7 +92,7 @@ def relation_sorts(resource: "Resource") -> set[str]:
 def parse_sort(raw: str, fields: list[Field], through: set[str] | None = None) -> list[tuple[str, int]]:
     """The sort keys, id last. `through`: the allowed `<relation>.<field>` keys; one may be given,
     first (it orders the parents; the other keys order each parent's records)."""
-    sortable = {f.name for f in fields if f.is_sortable} | {"id"} | (through or set())
+    sortable = set(sort_keys(fields)) | (through or set())
     keys: list[tuple[str, int]] = []
     for part in (p.strip() for p in raw.split(",")):
         if not part:
@@ -100,7 +100,8 @@ def parse_sort(raw: str, fields: list[Field], through: set[str] | None = None) -
         direction = -1 if part.startswith("-") else 1
         name = part.lstrip("-+")
         if name not in sortable:
-            raise BadRequest(f"The field {name!r} is not sortable.", {"sort": [f"The field {name!r} is not sortable."]})
+            message = f"The field {name!r} is not sortable; the sortable fields are: {choices(sortable)}."
+            raise BadRequest(message, {"sort": [message]})
         if "." in name and keys:
             message = f"The related field {name!r} must come first in sort."
             raise BadRequest(message, {"sort": [message]})
@@ -114,7 +115,7 @@ def parse_sort(raw: str, fields: list[Field], through: set[str] | None = None) -
 def parse_related(resource: "Resource", params: Mapping[str, str], max_depth: int) -> RelationTree:
     raw = params.get("related") or params.get("include") or ""
     tree: RelationTree = {}
-    unknown: list[str] = []
+    unknown: dict[str, "Resource"] = {}  # each unknown path, with the repository it names no relation of
     for path in (p.strip() for p in raw.split(",")):
         if not path:
             continue
@@ -126,13 +127,15 @@ def parse_related(resource: "Resource", params: Mapping[str, str], max_depth: in
         for part in parts:
             relation = owner.relations.get(part)
             if relation is None:
-                unknown.append(path)
+                unknown[path] = owner
                 break
             node = node.setdefault(part, {})
             owner = relation.target
     if unknown:
-        names = ", ".join(sorted(set(unknown)))
-        raise BadRequest(f"Unknown relations: {names}.", {"related": [f"Unknown relations: {names}."]})
+        owners = {owner.name: owner for owner in unknown.values()}
+        known = "; ".join(f"the relations of {name}: {choices(owners[name].relations)}" for name in sorted(owners))
+        message = f"Unknown relations: {', '.join(sorted(unknown))} ({known})."
+        raise BadRequest(message, {"related": [message]})
     return tree
 
 
@@ -179,7 +182,7 @@ def parse_filters(query: IndexQuery, fields: list[Field], params: Mapping[str, s
         if match["negated"] and match["op"] is not None:
             refuse(name, f"The filter {name!r} cannot be both negated and given an operator.")
         if field_ is None or not field_.is_matchable:
-            refuse(name, f"The field {match['field']!r} cannot be filtered.")
+            refuse_field(name, match["field"], (f.name for f in fields if f.is_matchable))
         description = describe(field_)
         given = match["op"] or NEGATED.name
         if given not in description.operators:

@@ -6,10 +6,9 @@ field's kind, so a boolean the server kept as 1/0 still reads as true/false.
 from datetime import datetime, timezone
 from typing import Any
 
-from service.core.declarations import Field
+from service.core.declarations import TIMESTAMPS, Field
 from storage import version_of
 
-TIMESTAMPS = ("created_at", "updated_at")
 
 
 def iso(value: Any) -> Any:
