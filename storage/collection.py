@@ -192,17 +192,13 @@ class Collection:
                           limit: int | None = None, where: Filter | None = None) -> list[dict]:
         """Every document whose `name` is one of `values` (and that `where` matches too):
         one query for a whole batch."""
-        unique = tuple(dict.fromkeys(v for v in values if v is not None))
-        if not unique:
-            return []
-        return await self.find(replace(where or Filter(), within=(name, unique)), sort=sort, limit=limit or 0)
+        within = _within(name, values, where)
+        return await self.find(within, sort=sort, limit=limit or 0) if within is not None else []
 
     async def count_within(self, name: str, values: Iterable[Any], where: Filter | None = None) -> int:
         """How many documents `find_within` would read, without reading them."""
-        unique = tuple(dict.fromkeys(v for v in values if v is not None))
-        if not unique:
-            return 0
-        return await self.count(replace(where or Filter(), within=(name, unique)))
+        within = _within(name, values, where)
+        return await self.count(within) if within is not None else 0
 
     @unavailable_as_error
     async def insert(self, document: Mapping[str, Any]) -> dict:
@@ -381,3 +377,9 @@ class Collection:
     @unavailable_as_error
     async def drop(self) -> None:
         await self._col.drop()
+
+
+def _within(name: str, values: Iterable[Any], where: Filter | None) -> Filter | None:
+    """`where` and `name` among `values` (None values left out); None when no value is left."""
+    unique = tuple(dict.fromkeys(v for v in values if v is not None))
+    return replace(where or Filter(), within=(name, unique)) if unique else None

@@ -127,10 +127,7 @@ class Description:
         if raw == "null":
             return None
         if self.is_number:  # any number, integers too: a filter finds what is stored, even 2.5 written around the rules
-            number = to_number(raw)
-            if number is None:
-                raise self._bad_filter("a number")
-            return number
+            return self._number(raw)
         if self.type == "boolean":
             return self._flag(raw)
         if self.type == "date" and parse_date(raw) is None:
@@ -143,10 +140,7 @@ class Description:
         if value is None:
             return None
         if self.is_number:
-            number = to_number(value)
-            if number is None:
-                raise self._bad_filter("a number")
-            return number
+            return self._number(value)
         if self.type == "boolean":
             return self._flag(value)
         if not isinstance(value, str):
@@ -161,6 +155,12 @@ class Description:
         if self.type != "date" or not isinstance(raw, str) or not _DAY.match(raw):
             return None
         return (date.fromisoformat(raw) + timedelta(days=1)).isoformat()
+
+    def _number(self, value: Any) -> int | float:
+        number = to_number(value)
+        if number is None:
+            raise self._bad_filter("a number")
+        return number
 
     def _flag(self, value: Any) -> bool:
         flag = to_boolean(value)
