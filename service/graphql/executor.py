@@ -23,7 +23,8 @@ from graphql import (
 from service.core.declarations.app import Restify
 from service.core.declarations.budget import Budget
 from service.core.declarations.context import Context
-from service.core.kernel.errors import BadRequest, ResponseTooLarge, answer
+from service.core.kernel.answers import answer
+from service.core.kernel.errors import BadRequest, ResponseTooLarge
 from service.graphql import actions, attaching, bulk
 from service.graphql.config import GraphQLConfig
 from service.graphql.fast import PlainFieldExecutor

@@ -17,9 +17,9 @@ from tornado.web import HTTPError, RequestHandler, stream_request_body
 from service.core.declarations.app import Restify
 from service.core.declarations.context import Context
 from service.core.declarations.models import Model
+from service.core.kernel.answers import Answer, answer
 from service.core.kernel.errors import (
-    Answer, BadRequest, MalformedRequest, MethodNotAllowed, NotFound, PayloadTooLarge, RestifyError, ServerBusy,
-    UriTooLong, answer,
+    BadRequest, MalformedRequest, MethodNotAllowed, NotFound, PayloadTooLarge, RestifyError, ServerBusy, UriTooLong,
 )
 from service.core.operations import auth
 from service.core.writing.uploads import Upload

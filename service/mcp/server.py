@@ -21,7 +21,7 @@ from service.core.declarations.app import Restify
 from service.core.declarations.budget import Budget
 from service.core.declarations.context import Context
 from service.core.declarations.models import Model
-from service.core.kernel.errors import answer
+from service.core.kernel.answers import answer
 from service.core.kernel.naming import RESERVED
 from service.core.operations import attaching, crud as operations, profile
 from service.core.reading.filter_objects import FILTER, query_text

@@ -14,7 +14,8 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from service.core.declarations.app import Restify
-from service.core.kernel.errors import Unauthenticated, is_unavailable
+from service.core.kernel.answers import is_unavailable
+from service.core.kernel.errors import Unauthenticated
 from service.core.operations import auth
 from service.mcp.server import Caller, build_server
 

@@ -25,8 +25,9 @@ from tornado.web import Application
 
 from service.config import Settings
 from service.core.declarations.app import Restify
+from service.core.kernel.answers import answer
 from service.core.kernel.errors import (EndpointUnavailable, HostNotAllowed, MethodNotAllowed, OriginNotAllowed,
-                                        RestifyError, ServerBusy, Unauthenticated, answer)
+                                        RestifyError, ServerBusy, Unauthenticated)
 from service.http.base import JsonHandler
 from service.mcp.server import Caller, build_server
 

@@ -2,7 +2,7 @@
 pagination envelope's parts, authorization flags and the bearer security scheme."""
 from typing import Any
 
-from service.core.kernel import errors
+from service.core.kernel import answers, errors
 
 Schema = dict[str, Any]
 JSON = "application/json"
@@ -22,9 +22,9 @@ def json_content(schema: Schema) -> dict[str, Any]:
 
 # -- errors -----------------------------------------------------------------------------------
 
-# Every error the REST routes answer, by status, from the error table (`service.core.kernel.errors.TABLE`): a
+# Every error the REST routes answer, by status, from the error table (`service.core.kernel.answers.TABLE`): a
 # status's response is named after its first error there and described by all of them.
-RESPONSES = errors.answered(errors.API)
+RESPONSES = answers.answered(errors.API)
 
 # What every route may answer before its operation runs (JsonHandler.prepare): an invalid
 # bearer token, an oversized query string, a database that went away while checking the token.

@@ -1,7 +1,8 @@
 """Storage's refusals as the domain errors every front door maps (`from_storage`)."""
+from service.core.kernel.answers import TABLE, answer, from_storage, is_unavailable
 from service.core.kernel.errors import (
-    API, LIVE, MCP, OPS, TABLE, BadRequest, EndpointUnavailable, LiveUnavailable, NotFound, NotReady, RestifyError,
-    ServiceUnavailable, TooManyRequests, ValidationFailed, answer, from_storage, is_unavailable,
+    API, LIVE, MCP, OPS, BadRequest, EndpointUnavailable, LiveUnavailable, NotFound, NotReady, RestifyError,
+    ServiceUnavailable, TooManyRequests, ValidationFailed,
 )
 from storage import Unavailable, Unstorable
 

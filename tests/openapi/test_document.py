@@ -13,7 +13,7 @@ from service import Model, Policy, Repository, field
 from service.config import Settings, load_settings
 from service.core.declarations import models as model_registry
 from service.core.declarations.registry import build_registry, load_app
-from service.core.kernel import errors
+from service.core.kernel import answers, errors
 from service.openapi import build_document
 from tests.conftest import ROOT
 from tests.processes import RUN_WAIT
@@ -268,7 +268,7 @@ def test_the_error_responses_are_the_error_tables_entries(document):
     described by all of that status's entries, its example the first one's body; each route's error
     statuses refer to them."""
     entries: dict[int, list] = {}
-    for error in errors.TABLE:
+    for error in answers.TABLE:
         if error.where == errors.API:
             entries.setdefault(error.status, []).append(error)
     responses = document["components"]["responses"]
