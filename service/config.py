@@ -35,6 +35,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "app": {"package": "repositories"},
     "metrics": {"enabled": True, "token": ""},
     "explorer": {"enabled": True},
+    "openapi": {"title": "Restify API", "license": "LicenseRef-Proprietary", "license_url": ""},
     "log": {"format": "text", "access": "errors"},
     "query": {"max_search_length": 255, "max_related_depth": 3, "max_related_rows": None, "cursor_secret": "",
               "max_relation_sort": 10_000, "max_in_values": 1000, "expensive_concurrency": None,
@@ -119,6 +120,11 @@ MEANINGS: dict[str, str] = {
     "explorer.enabled": "the API explorer: Swagger UI at `/docs` and GraphiQL for browsers at `/graphql` "
                         "([API explorer](explorer.md)); false: `/docs` is a 404 and `/graphql` answers browsers as "
                         "it answers API clients",
+    "openapi.title": "the title of the OpenAPI document (`/openapi.json`, `restify openapi`)",
+    "openapi.license": "the license the API is offered under, in the document's `info.license`: an SPDX "
+                       "identifier such as `MIT` or `Apache-2.0`, or `LicenseRef-<name>` for terms of your own",
+    "openapi.license_url": "where the license's text is; when set, the document links it instead of naming "
+                           "the identifier",
     "metrics.enabled": "serve `/metrics` (Prometheus)",
     "metrics.token": "when set, a scrape needs `Authorization: Bearer <token>`",
     "log.format": "`text` or `json` lines; `restify serve --log-format` wins",

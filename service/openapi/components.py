@@ -26,6 +26,10 @@ def json_content(schema: Schema) -> dict[str, Any]:
 # status's response is named after its first error there and described by all of them.
 RESPONSES = answers.answered(errors.API)
 
+# Answered by a path to a method it does not take, which is no operation of the document: no operation lists it,
+# so no response component describes it (the document's description says it).
+UNLISTED = (errors.MethodNotAllowed.status,)
+
 # What every route may answer before its operation runs (JsonHandler.prepare): an invalid
 # bearer token, an oversized query string, a database that went away while checking the token.
 COMMON = (errors.Unauthenticated.status, errors.UriTooLong.status, errors.ServiceUnavailable.status)
@@ -46,7 +50,9 @@ def error_responses(*statuses: int) -> dict[str, Schema]:
 
 def _responses() -> dict[str, Schema]:
     responses: dict[str, Schema] = {}
-    for listed in RESPONSES.values():
+    for status, listed in RESPONSES.items():
+        if status in UNLISTED:
+            continue
         first = listed[0]
         response: Schema = {"description": " ".join(error.when for error in listed),
                             "content": {JSON: {"schema": schema_ref(_body(first)), "example": first.example().body()}}}

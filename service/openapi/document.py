@@ -32,6 +32,17 @@ def _version() -> str:
         return "0.0.0"
 
 
+def _info(settings: Settings) -> dict[str, Any]:
+    """The document's title, version and description, and the license the deployer offers the API under."""
+    # An SPDX expression names the license; `LicenseRef-<name>` is SPDX's form for terms of one's own.
+    identifier = str(settings.value("openapi", "license"))
+    license = {"name": identifier.removeprefix("LicenseRef-")}
+    url = settings.value("openapi", "license_url")
+    license.update({"url": str(url)} if url else {"identifier": identifier})  # OpenAPI allows one of the two
+    return {"title": str(settings.value("openapi", "title")), "version": _version(),
+            "description": DESCRIPTION, "license": license}
+
+
 def build_document(registry: Registry, settings: Settings) -> dict[str, Any]:
     """The whole document: every repository's routes and schemas, profile, auth, files."""
     ordered = [registry.resources[name] for name in sorted(registry.resources)]
@@ -61,7 +72,7 @@ def build_document(registry: Registry, settings: Settings) -> dict[str, Any]:
              {"name": "meta", "description": "This description of the API."}]
     return {
         "openapi": OPENAPI_VERSION,
-        "info": {"title": "Restify API", "version": _version(), "description": DESCRIPTION},
+        "info": _info(settings),
         # Relative: the host that serves this document (paths carry their full prefix).
         "servers": [{"url": "/", "description": "The server this document is served from."}],
         "tags": tags,

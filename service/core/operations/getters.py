@@ -34,7 +34,7 @@ async def listing(app: Restify, name: str, context: Context, id: str | None = No
 
 
 async def run(app: Restify, name: str, key: Any, context: Context, id: str | None = None) -> dict[str, Any]:
-    """`GET <r>/getters/<key>` and `GET <r>/<id>/getters/<key>`."""
+    """`GET <r>/getters/run/<key>` and `GET <r>/<id>/getters/<key>`."""
     app = app.pinned()
     context.action = "getter"
     resource = operations.enter(app, name, context)
