@@ -39,7 +39,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "log": {"format": "text", "access": "errors"},
     "query": {"max_search_length": 255, "max_related_depth": 3, "max_related_rows": None, "cursor_secret": "",
               "max_relation_sort": 10_000, "max_in_values": 1000, "expensive_concurrency": None,
-              "expensive_rest": 1.0, "expensive_share": 0.25},
+              "expensive_rest": 1.0, "expensive_share": 0.25, "expensive_count_seconds": 5},
     "attach": {"max_ids": 1000},
     "graphql": {"max_query_bytes": 16_384, "max_tokens": 2000, "max_selections": 1000},
     "live": {"heartbeat_seconds": 15, "max_per_user": 10, "max_per_connection": 20, "max_queue": 100,
@@ -150,6 +150,10 @@ MEANINGS: dict[str, str] = {
     "query.expensive_share": "the part of a process's time its expensive queries may take together: after one "
                              "that took T, the process rests T x (1 - share) / share (1: no bound); waited out "
                              "or 429, as for the user's rest",
+    "query.expensive_count_seconds": "how long an expensive query's total (`meta.total`) is kept for the next "
+                                     "pages and the same query, while this process writes nothing to its "
+                                     "collection (writes by other processes are seen after it; 0: counted every "
+                                     "time)",
     "attach.max_ids": "ids one attach, detach or sync may name; over it a 422",
     "graphql.max_query_bytes": "the largest GraphQL request body (413), or GET `query` parameter (414)",
     "graphql.max_tokens": "tokens a GraphQL document may have; over it a 400 (depth and cost limits are in "

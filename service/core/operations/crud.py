@@ -74,7 +74,7 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     await app.ready()
     collection = app.collection(resource)
     seen = visibility_of(app, resource, context.user)
-    async with taking_turns(app, resource, fields, query, context):  # expensive ones take turns
+    async with taking_turns(app, resource, fields, query, context) as count_kept_for:  # expensive ones take turns
         where = await index_filter(app, resource, fields, query, context, seen)
         # A cursor is bound to what chooses and orders the records, and to the page size.
         bound = cursor_binding(resource.name, query.sort, sorted(where.equals.items()), where.conditions,
@@ -85,7 +85,7 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
         else:
             page = await read_cursor_page(collection, where, query.sort, query.per_page, query.page, query.cursor,
                                           cursor_key(app.settings), bound)
-        total = await collection.count(where) if query.counted else None
+        total = await collection.count(where, count_kept_for) if query.counted else None
     rows = [(d, resource.model(d)) for d in seen.shown(page.documents)]
     spent = budget_of(app, context)
     data, sizes = await _records(app, resource, context, seen.gate, rows, fields, query.related, chosen, spent)
