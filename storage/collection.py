@@ -57,6 +57,10 @@ def _mongo_sort(sort: Sort) -> Sort:
     return [("_id" if name == "id" else name, direction) for name, direction in sort]
 
 
+def _mongo_names(names: Iterable[str]) -> list[str]:
+    return ["_id" if name == "id" else name for name in names]
+
+
 _SQLITE_INDEX = re.compile(r"index '([^']+)'")
 
 
@@ -109,33 +113,39 @@ class Collection:
         self._ask_support = support
 
     @unavailable_as_error
-    async def find(self, where: Filter, sort: Sort | None = None, skip: int = 0, limit: int = 0) -> list[dict]:
+    async def find(self, where: Filter, sort: Sort | None = None, skip: int = 0, limit: int = 0,
+                   fields: tuple[str, ...] = ()) -> list[dict]:
+        """The documents `where` matches; `fields`: only these (and the id and the sort's keys), not whole."""
         parts = await self._search_parts(where)
         if parts is not None:
             # A search through related ids, in the embedded server's shapes: plain parts, merged
             # (storage/search_parts.py).
+            async def read_part(part: Filter, part_sort: Sort, part_limit: int) -> list[dict]:
+                return await self.find(part, sort=part_sort, limit=part_limit, fields=fields)
             try:
-                return await merged(self._read_part, parts, sort, skip, limit)
+                return await merged(read_part, parts, sort, skip, limit)
             except OutOfOrder:
                 pass
         if where.after is not None and not skip and list(where.after[0]) == list(sort or ()) \
                 and not (await self._server()).id_ranges_indexed:
             # A keyset page in the embedded server's shapes: through the _id index, in plain parts (no $or).
             bound = id_bound(where, sort)
-            documents = await self._find_by_id_bound(where, bound, sort, limit) if bound is not None else None
+            documents = await self._find_by_id_bound(where, bound, sort, limit, fields) if bound is not None else None
             if documents is not None:
                 return [to_plain(document) for document in documents]
             reads = keyset_reads(where)
             if reads is not None:
-                return await self._find_in_parts(reads, limit)
+                return await self._find_in_parts(reads, limit, fields)
         query = await self._query(where)
         if query is None:
             return []
-        cursor = self._cursor(query, sort, skip, limit)
+        cursor = self._cursor(query, sort, skip, limit, fields)
         return [to_plain(document) for document in await cursor.to_list(length=None)]
 
-    def _cursor(self, query: dict[str, Any], sort: Sort | None, skip: int, limit: int) -> Any:
-        cursor = self._col.find(query)
+    def _cursor(self, query: dict[str, Any], sort: Sort | None, skip: int, limit: int,
+                fields: tuple[str, ...] = ()) -> Any:
+        projection = dict.fromkeys(_mongo_names([*fields, *(name for name, _ in sort or ())]), 1) if fields else None
+        cursor = self._col.find(query, projection)
         if sort:
             cursor = cursor.sort(_mongo_sort(sort))
         if skip:
@@ -146,20 +156,20 @@ class Collection:
         return cursor.batch_size(min(limit, FIRST_BATCH) if limit else FIRST_BATCH)
 
     async def _find_by_id_bound(self, where: Filter, bound: IdBound, sort: Sort | None,
-                                limit: int) -> list[dict] | None:
+                                limit: int, fields: tuple[str, ...]) -> list[dict] | None:
         """A keyset page over the id read through the embedded server's `_id` index (see
         storage/id_pages.py); None when its answer is not certainly the page."""
         query = await self._query(without_position(where, bound))
         if query is None:
             return []
-        documents = await bounded(self._cursor(query, sort, 0, limit), bound).to_list(length=None)
+        documents = await bounded(self._cursor(query, sort, 0, limit, fields), bound).to_list(length=None)
         return documents if all_beyond(documents, bound) else None
 
-    async def _find_in_parts(self, reads: list[tuple[Filter, Sort]], limit: int) -> list[dict]:
+    async def _find_in_parts(self, reads: list[tuple[Filter, Sort]], limit: int, fields: tuple[str, ...]) -> list[dict]:
         """The answers of `reads` one after the other, until `limit` (storage/keyset_reads.py)."""
         found: list[dict] = []
         for part, sort in reads:
-            found += await self.find(part, sort=sort, limit=limit - len(found) if limit else 0)
+            found += await self.find(part, sort=sort, limit=limit - len(found) if limit else 0, fields=fields)
             if limit and len(found) >= limit:
                 break
         return found
@@ -174,9 +184,6 @@ class Collection:
         if not (where.search_text and where.search_within) or (await self._server()).or_indexed:
             return None
         return search_parts(where)
-
-    async def _read_part(self, part: Filter, sort: Sort, limit: int) -> list[dict]:
-        return await self.find(part, sort=sort, limit=limit)
 
     async def _server(self) -> IndexSupport:
         if self._support is None:
@@ -425,4 +432,8 @@ class Collection:
 def _within(name: str, values: Iterable[Any], where: Filter | None) -> Filter | None:
     """`where` and `name` among `values` (None values left out); None when no value is left."""
     unique = tuple(dict.fromkeys(v for v in values if v is not None))
-    return replace(where or Filter(), within=(name, unique)) if unique else None
+    where = where or Filter()
+    if len(unique) == 1 and name not in where.equals:
+        # One value is an equality: the embedded server takes it from an index, an `$in` it tests on every document.
+        return replace(where, equals={**where.equals, name: unique[0]})
+    return replace(where, within=(name, unique)) if unique else None

@@ -8,6 +8,7 @@ Each operation pins the application first (`Restify.pinned`) and passes that vie
 reads one registry from start to end even when the repositories are reloaded meanwhile. Writes
 take the one write path (`writes`).
 """
+from collections.abc import Awaitable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -16,9 +17,9 @@ from service.core.declarations import (DATA_MEMBER, Budget, Context, Resource, R
 from service.core.kernel import Forbidden, NotFound, Unauthenticated
 from service.core.reading import (FILTER, Fieldsets, IndexQuery, Page, RelationTree, Visible, apply_fieldsets,
                                   as_parameters, asked_relations, cursor_binding, cursor_key, index_query, load_related,
-                                  parse_fieldsets, read_cursor_page, read_through_page, record_meta, relation_key,
-                                  resource_object, search_within, taking_turns, visibility_of, visible, with_eager,
-                                  with_relations, with_relationships)
+                                  parse_fieldsets, read_cursor_page, read_through_page, record_meta,
+                                  refuse_before_reading, relation_key, resource_object, search_within, taking_turns,
+                                  visibility_of, visible, with_eager, with_relations, with_relationships)
 from service.core.writing import Upload, Write, canonical_references, remove, write
 from service.core.writing import expected_versions, now  # noqa: F401 (the doors import them from here too)
 from storage import Filter, Versions
@@ -83,8 +84,11 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
             page = await read_through_page(app, resource, context, where, query.sort, query.per_page, query.page,
                                            query.cursor)
         else:
-            page = await read_cursor_page(collection, where, query.sort, query.per_page, query.page, query.cursor,
-                                          cursor_key(app.settings), bound)
+            def read_page(fields: tuple[str, ...] = ()) -> Awaitable[Page]:
+                return read_cursor_page(collection, where, query.sort, query.per_page, query.page, query.cursor,
+                                        cursor_key(app.settings), bound, fields)
+            await refuse_before_reading(app, resource, context, with_eager(resource, query.related), read_page)
+            page = await read_page()
         total = await collection.count(where, count_kept_for) if query.counted else None
     rows = [(d, resource.model(d)) for d in seen.shown(page.documents)]
     spent = budget_of(app, context)

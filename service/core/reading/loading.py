@@ -128,14 +128,15 @@ class _Loader:
             shown_relations += shown
             limit = None if relation.decl.name in resource.model.eager else self.cap
             seen = visibility.visibility_of(self.app, relation.target, self.context.user)
-            targets = seen.shown(await self._fetch(relation, owners, limit, seen, copies)) if seen.entered else []
+            children = with_eager(relation.target, children, path | {relation.target.model})
+            targets = seen.shown(await self._fetch(relation, owners, limit, seen, copies, not children)) \
+                if seen.entered else []
             grouped = _group(relation, owners, targets)
             fields = visible(relation.target.fields(self.context))
             objects = {t["id"]: resource_object(relation.target.name, fields, t) for t in targets}
             target_keep = self.keep.get(relation.target.name)
             sizes = {i: own_size(o, target_keep) for i, o in objects.items()} if shown else dict.fromkeys(objects, 0)
             self.spent.charge(sum(sizes.values()))  # each record as it is built
-            children = with_eager(relation.target, children, path | {relation.target.model})
             counts = dict.fromkeys(objects, 1)
             if children:
                 nested = await self.level(relation.target, targets, children, path, shown,
@@ -173,9 +174,9 @@ class _Loader:
             self.spent.charge(placed_bytes - sum(sizes.values()))
 
     async def _fetch(self, relation: ResourceRelation, owners: list[dict[str, Any]],
-                     limit: int | None, seen: Visible, copies: "_Copies") -> list[dict[str, Any]]:
+                     limit: int | None, seen: Visible, copies: "_Copies", leaf: bool) -> list[dict[str, Any]]:
         """The related records of `owners` within the scope of `seen` (`show` is the caller's);
-        `copies`: how often the answer writes them."""
+        `copies`: how often the answer writes them; `leaf`: no level is loaded beneath them."""
         collection = self.app.collection(relation.target)
         scope = seen.within()
         allowance = self.rows
