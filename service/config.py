@@ -29,7 +29,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "pagination": {"per_page": 15, "relatable_per_page": 15, "max_per_page": None},
     "routes": {"middleware": []},
     "auth": {"user_repository": "users", "argon2_time_cost": 3, "argon2_memory_kib": 65536,
-             "token_ttl": None, "login_attempts_per_account": 5, "login_attempts_per_address": 20,
+             "token_ttl": None, "login_abilities": ["*"], "login_attempts_per_account": 5,
+             "login_attempts_per_address": 20,
              "login_window_seconds": 60, "registrations_per_address": 10, "registration_window_seconds": 3600,
              "hash_threads": 2, "hash_queue": 64},
     "app": {"package": "repositories"},
@@ -107,6 +108,8 @@ MEANINGS: dict[str, str] = {
     "auth.argon2_time_cost": "argon2id time cost of password hashes",
     "auth.argon2_memory_kib": "argon2id memory cost of password hashes, in KiB",
     "auth.token_ttl": "seconds a token lives; none: until logout or `restify token:revoke`",
+    "auth.login_abilities": "the abilities of tokens made by login and register (`[\"*\"]`: everything the user may "
+                            "do; e.g. `[\"posts:read\"]`); see [Tokens and abilities](tokens.md)",
     "auth.login_attempts_per_account": "login attempts per account per window, counted before the password "
                                        "is checked; then 429 (0: off)",
     "auth.login_attempts_per_address": "login attempts per client address per window; then 429 (0: off)",

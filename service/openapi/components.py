@@ -36,9 +36,12 @@ COMMON = (errors.Unauthenticated.status, errors.UriTooLong.status, errors.Servic
 
 
 def _body(error: type[errors.RestifyError]) -> str:
-    """The body schema of an error's response: field errors always (422), maybe (400), or none."""
+    """The body schema of an error's response: field errors always (422), maybe (400), the missing
+    ability maybe (403), or none."""
     if issubclass(error, errors.ValidationFailed):
         return "ValidationError"
+    if issubclass(error, errors.Forbidden):
+        return "ForbiddenError"
     return "BadRequestError" if issubclass(error, errors.BadRequest) else "Error"
 
 
@@ -73,6 +76,11 @@ def _error_schemas() -> dict[str, Schema]:
         "BadRequestError": {"type": "object", "required": ["message"],
                             "properties": {"message": {"type": "string"}, "errors": schema_ref("ErrorBag")},
                             "additionalProperties": False},
+        "ForbiddenError": {"type": "object", "required": ["message"], "additionalProperties": False,
+                           "properties": {"message": {"type": "string"},
+                                          "code": {"type": "string", "const": errors.MissingAbility.code,
+                                                   "description": "Set when the token lacks an ability."},
+                                          "ability": {"type": "string", "description": "The ability it lacks."}}},
         "ValidationError": {"type": "object", "required": ["message", "errors"],
                             "properties": {"message": {"type": "string", "const": "The given data was invalid."},
                                            "errors": schema_ref("ErrorBag")},

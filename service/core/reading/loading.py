@@ -26,8 +26,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from service.core.declarations import (RELATIONSHIPS_MEMBER, Budget, Context, Resource, ResourceRelation, budget_of,
-                                       own_size, relation_size)
+from service.core.declarations import (READ, RELATIONSHIPS_MEMBER, Budget, Context, Resource, ResourceRelation, ability,
+                                       budget_of, own_size, relation_size)
 from service.core.kernel import BadRequest
 from service.core.reading import visibility
 from service.core.reading.fieldsets import Fieldsets
@@ -50,6 +50,15 @@ def with_eager(resource: Resource, tree: RelationTree, ancestors: frozenset[type
         if relation_name is not None and resource.relations[relation_name].target.model not in ancestors:
             merged.setdefault(relation_name, {})
     return merged
+
+
+def require_readable(resource: Resource, tree: RelationTree, context: Context) -> None:
+    """The relations a request asks for (`related`, GraphQL's relation fields) answer records of other
+    repositories: the token needs `<r>:read` of each (MissingAbility names the first it lacks)."""
+    for name, children in tree.items():
+        target = resource.relations[name].target
+        context.require(ability(target.name, READ))
+        require_readable(target, children, context)
 
 
 class Rows:
@@ -129,8 +138,10 @@ class _Loader:
             limit = None if relation.decl.name in resource.model.eager else self.cap
             seen = visibility.visibility_of(self.app, relation.target, self.context.user)
             children = with_eager(relation.target, children, path | {relation.target.model})
+            # An eager relation the token may not read comes back empty, like one whose policy refuses.
+            readable = seen.entered and self.context.can(ability(relation.target.name, READ))
             targets = seen.shown(await self._fetch(relation, owners, limit, seen, copies, not children)) \
-                if seen.entered else []
+                if readable else []
             grouped = _group(relation, owners, targets)
             fields = visible(relation.target.fields(self.context))
             objects = {t["id"]: resource_object(relation.target.name, fields, t) for t in targets}
