@@ -22,7 +22,7 @@ from service.core.declarations.context import Context
 from service.core.declarations.description import describe
 from service.core.declarations.fields import Field
 from service.core.declarations.registry import Registry, Resource
-from service.core.describing.schemas import CURRENT_PASSWORD, asks_current_password
+from service.core.describing.schemas import BY_POLICY, CURRENT_PASSWORD, asks_current_password
 from service.core.kernel.errors import DeclarationError
 from service.core.reading.serializer import visible
 from service.core.writing.validation import writable
@@ -119,7 +119,7 @@ class SchemaBuilder:
         )
 
     def _fields(self, resource: Resource) -> list[Field]:
-        return resource.fields(console_context())
+        return [f for f in resource.fields(console_context()) if "graphql" not in f.hidden_doors]
 
     def _object_type(self, resource: Resource) -> GraphQLObjectType:
         type_name = _check_name(type(resource.repository).__name__, resource.model.__name__)
@@ -129,7 +129,8 @@ class SchemaBuilder:
                        "created_at": GraphQLField(GraphQLString), "updated_at": GraphQLField(GraphQLString),
                        "version": GraphQLField(GraphQLInt)}  # meta.version; null on related records
             for field in visible(self._fields(resource)):
-                members[_check_name(type_name, field.name)] = GraphQLField(_scalar(field, self.config))
+                members[_check_name(type_name, field.name)] = GraphQLField(
+                    _scalar(field, self.config), description=BY_POLICY if field.by_policy else None)
             if self.config.get("schema", "relations"):
                 members.update(self._relation_fields(resource, members))
             return members

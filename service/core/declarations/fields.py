@@ -8,6 +8,7 @@ from typing import Any
 from service.core.kernel import DeclarationError
 
 _NO_DEFAULT = object()
+DOORS = ("rest", "graphql", "mcp")
 
 
 def _split(rules: tuple[str | list[str], ...]) -> list[str]:
@@ -46,6 +47,15 @@ class Field:
         self.file_name: str | None = None
         self.disk_name: str | None = None
         self.directory: str | None = None
+        # -- by policy (service.core.declarations.exposure): who sees, stores and updates it
+        self.see_rule: Callable[[Any, Any], Any] | None = None
+        self.store_rule: Callable[[Any, Any], Any] | None = None
+        self.update_rule: Callable[[Any, Any], Any] | None = None
+        self.hidden_actions: frozenset[str] = frozenset()  # "index", "show"
+        self.hidden_doors: frozenset[str] = frozenset()    # "rest", "graphql", "mcp"
+        # -- one request's view (set on the copies `exposure.fields_seen` makes, never on a declaration)
+        self.is_private = False  # the user may not ask about it: no filter, sort, search nor fieldset names it
+        self.shown_for: Callable[[dict[str, Any]], bool] | None = None  # whether a record's answer shows it
 
     # -- validation ---------------------------------------------------------
     def required(self) -> "Field":
@@ -150,6 +160,50 @@ class Field:
         self.is_hidden = True
         self.check_hidden()
         return self
+
+    # -- by policy ----------------------------------------------------------
+    def can_see(self, rule: Callable[[Any, Any], Any]) -> "Field":
+        """Shown in a record's answer only when `rule(user, record)` is true. `record` is None when
+        the question is about the field itself (filters, sorts, search, fieldsets): a user for whom
+        that is false may not name the field at all."""
+        self.see_rule = rule
+        return self
+
+    def can_store(self, rule: Callable[[Any, Any], Any]) -> "Field":
+        """A body may set it on store only when `rule(user, None)` is true; else 403 naming it."""
+        self.store_rule = rule
+        return self
+
+    def can_update(self, rule: Callable[[Any, Any], Any]) -> "Field":
+        """A body may set it on update only when `rule(user, record)` is true; else 403 naming it."""
+        self.update_rule = rule
+        return self
+
+    def hide_on_index(self) -> "Field":
+        """Left out of lists (index, and the relations loaded with them)."""
+        self.hidden_actions |= {"index"}
+        return self
+
+    def hide_on_show(self) -> "Field":
+        """Left out of single records (show, and the answers of store and update)."""
+        self.hidden_actions |= {"show"}
+        return self
+
+    def hide_from(self, *doors: str) -> "Field":
+        """Left out of the answers and descriptions of these doors: "rest", "graphql", "mcp"."""
+        unknown = [door for door in doors if door not in DOORS]
+        if unknown:
+            error = DeclarationError(f"field {self.name!r}: hide_from({unknown[0]!r}) names no door; "
+                                     f"use {', '.join(map(repr, DOORS))}")
+            error.location = self.declared_at
+            raise error
+        self.hidden_doors |= set(doors)
+        return self
+
+    @property
+    def by_policy(self) -> bool:
+        """Whether who reads the field decides if it is shown (`can_see`, `hide_on_*`, `hide_from`)."""
+        return self.see_rule is not None or bool(self.hidden_actions or self.hidden_doors)
 
     def check_hidden(self) -> None:
         """A hidden field answers no question about its values: a filter on it tells who has a value,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from service.core.declarations.context import Context
+from service.core.declarations.exposure import fields_seen
 from service.core.declarations.fields import Field
 from service.core.declarations.models import Model, RelationDecl
 from service.core.declarations.policies import Gate, Policy, PolicyMap, check_scope
@@ -44,7 +45,8 @@ class Resource:
         return self.model.collection
 
     def fields(self, context: Context) -> list[Field]:
-        return list(self.repository.fields(context))
+        """The repository's fields as `context` sees them (`exposure`: fields by policy)."""
+        return fields_seen(self.repository.fields(context), context, self.model)
 
     @property
     def per_page(self) -> int | None:
@@ -177,16 +179,18 @@ def _resolve_relations(resource: Resource, by_class: dict[str, Resource]) -> Non
 
 
 def _check_through(owner: str, name: str, relation: ResourceRelation) -> None:
-    """The fields a relation searches or sorts by are the target's own visible fields."""
+    """The fields a relation searches or sorts by are the target's own visible fields, shown to
+    everyone (not by policy: a search through a relation would tell their values)."""
     if not (relation.search_fields or relation.sort_fields):
         return
-    shown = {f.name for f in relation.target.fields(Context(action="declaration")) if not f.is_hidden}
+    shown = {f.name for f in relation.target.fields(Context(action="declaration"))
+             if not (f.is_hidden or f.by_policy)}
     for what, names in (("searchable", relation.search_fields), ("sortable", relation.sort_fields)):
         for field_name in names:
             if field_name not in shown | {"id"}:
                 raise DeclarationError(f"{owner}.related()[{name!r}].{what}({field_name!r}): "
                                        f"{type(relation.target.repository).__name__} has no visible field "
-                                       f"{field_name!r}")
+                                       f"{field_name!r} shown to everyone (not hidden, not by policy)")
 
 
 def _check_policies(policies: dict[Any, Any]) -> None:

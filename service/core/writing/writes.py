@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from service.core.declarations import Context, Field, Resource, Restify
+from service.core.declarations import Context, Field, Resource, Restify, refused_field
 from service.core.identity import after_user_delete, after_user_update
-from service.core.kernel import BadRequest, NotFound, PreconditionFailed, ValidationFailed
+from service.core.kernel import BadRequest, Forbidden, NotFound, PreconditionFailed, ValidationFailed
 from service.core.reading import iso, resource_object, serialize
 from service.core.writing import uploads
 from service.core.writing.validation import unique_message, validate_request
@@ -115,6 +115,7 @@ async def prepare(plan: Write) -> Prepared:
     if plan.decided is not None:
         values, pending = dict(plan.decided), []
     else:
+        check_fields_allowed(plan)
         values, pending = await validate_request(app, plan.fields, plan.payload, plan.action, record_id=record_id,
                                                  files=plan.files, existing=plan.existing, acting=context.user)
     if plan.creating:
@@ -125,6 +126,14 @@ async def prepare(plan: Write) -> Prepared:
         values["created_at"] = stamp
     values["updated_at"] = stamp
     return Prepared(plan, values, pending, record_id or new_id())
+
+
+def check_fields_allowed(plan: Write) -> None:
+    """403 naming the first field the body sends that `can_store` / `can_update` refuse to the user."""
+    record = None if plan.existing is None else plan.resource.model(plan.existing)
+    refused = refused_field(plan.fields, [*plan.payload, *(plan.files or {})], plan.context.user, record)
+    if refused is not None:
+        raise Forbidden(f"You may not {'set' if record is None else 'change'} the field {refused!r}.")
 
 
 async def before(prepared: Prepared) -> None:
