@@ -26,7 +26,7 @@ from service.core.describing.schemas import BY_POLICY, CURRENT_PASSWORD, asks_cu
 from service.core.kernel.errors import DeclarationError
 from service.core.reading.serializer import visible
 from service.core.writing.validation import writable
-from service.graphql import actions
+from service.graphql import actions, trash
 from service.graphql.attaching import mutation_fields as relation_mutations
 from service.graphql.bulk import bulk_mutations
 from service.graphql.config import GraphQLConfig
@@ -103,6 +103,7 @@ class SchemaBuilder:
                 GraphQLNonNull(GraphQLBoolean), {"id": GraphQLArgument(GraphQLNonNull(GraphQLID)),
                                                  "version": GraphQLArgument(GraphQLInt)})  # the version read (If-Match)
             mutation.update(bulk_mutations(type_name, obj, self.inputs[resource.name]))
+            trash.add_fields(resource, name, type_name, obj, query, mutation)
         mutation.update(relation_mutations(self.resources, self.objects))
         action_mutations, getter_queries = actions.schema_fields(self.resources, self.filters)
         mutation.update(action_mutations)

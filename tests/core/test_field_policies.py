@@ -77,5 +77,5 @@ def test_a_relation_cannot_search_through_a_field_by_policy(monkeypatch):
         def fields(self, request):
             return [field("owner_id")]
 
-    with pytest.raises(DeclarationError, match="no visible field 'name' shown to everyone"):
+    with pytest.raises(DeclarationError, match="OwnerRepository has no visible field 'name'"):
         build_registry([OwnerRepository, ItemRepository], {PolicyOwner: Policy, PolicyItem: Policy})

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 DESCRIBING = "describing"  # `context.extras` key: the context describes an API (OpenAPI), it answers no one
 _DESCRIBING_ACTIONS = ("schema", "declaration")
-_SINGLE = ("show", "store", "update", "patch", "profile")  # the actions that answer one record
+_SINGLE = ("show", "store", "update", "patch", "profile", "restore")  # the actions that answer one record
 
 
 def describing(context: Context) -> bool:

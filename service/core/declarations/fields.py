@@ -237,6 +237,14 @@ def field(name: str) -> Field:
 # Stored on every record by the write path (`writing/writes.py`): every repository sorts by them, so
 # `sort=-created_at` is newest first anywhere.
 TIMESTAMPS = ("created_at", "updated_at")
+# Set when a record of a repository with `soft_deletes` is trashed (null again once restored): an
+# attribute every answer of such a repository carries, which no body may write.
+DELETED_AT = "deleted_at"
+
+
+def trash_field() -> Field:
+    """The `deleted_at` attribute of a repository with `soft_deletes`, unless it declares its own."""
+    return Field(DELETED_AT).date().nullable().readonly()
 
 
 def sort_keys(fields: list[Field]) -> list[str]:

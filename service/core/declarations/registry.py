@@ -12,7 +12,7 @@ from typing import Any
 
 from service.core.declarations.context import Context
 from service.core.declarations.exposure import fields_seen
-from service.core.declarations.fields import Field
+from service.core.declarations.fields import DELETED_AT, Field, trash_field
 from service.core.declarations.models import Model, RelationDecl
 from service.core.declarations.policies import Gate, Policy, PolicyMap, check_scope
 from service.core.declarations.repository import Repository
@@ -45,8 +45,16 @@ class Resource:
         return self.model.collection
 
     def fields(self, context: Context) -> list[Field]:
-        """The repository's fields as `context` sees them (`exposure`: fields by policy)."""
-        return fields_seen(self.repository.fields(context), context, self.model)
+        """The repository's fields as `context` sees them (`exposure`: fields by policy), with
+        `deleted_at` when it has soft deletes."""
+        declared = list(self.repository.fields(context))
+        if self.soft_deletes and all(f.name != DELETED_AT for f in declared):
+            declared.append(trash_field())
+        return fields_seen(declared, context, self.model)
+
+    @property
+    def soft_deletes(self) -> bool:
+        return bool(type(self.repository).soft_deletes)
 
     @property
     def per_page(self) -> int | None:
@@ -190,7 +198,7 @@ def _check_through(owner: str, name: str, relation: ResourceRelation) -> None:
             if field_name not in shown | {"id"}:
                 raise DeclarationError(f"{owner}.related()[{name!r}].{what}({field_name!r}): "
                                        f"{type(relation.target.repository).__name__} has no visible field "
-                                       f"{field_name!r} shown to everyone (not hidden, not by policy)")
+                                       f"{field_name!r}")
 
 
 def _check_policies(policies: dict[Any, Any]) -> None:

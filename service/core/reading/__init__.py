@@ -12,12 +12,12 @@ from service.core.reading.presenting import asked_relations, serialize, with_rel
 from service.core.reading.query import IndexQuery, RelationTree, max_related_depth
 from service.core.reading.serializer import iso, record_meta, resource_object, visible, with_relationships
 from service.core.reading.through import read_through_page, relation_key, search_within
-from service.core.reading.visibility import Visible, visibility_of
+from service.core.reading.visibility import Visible, forced, trashed_asked, visibility_of
 
 __all__ = [
     "FILTER", "Fieldsets", "IndexQuery", "Page", "RelationTree", "Visible", "apply_fieldsets", "as_parameters",
-    "asked_relations", "cursor_binding", "cursor_key", "index_query", "iso", "load_related", "max_related_depth",
-    "parse_fieldsets", "query_text", "read_cursor_page", "read_through_page", "record_meta", "relation_key",
-    "resource_object", "search_within", "selectable", "serialize", "taking_turns", "visibility_of", "visible",
-    "with_eager", "with_relations", "with_relationships"
+    "asked_relations", "cursor_binding", "cursor_key", "forced", "index_query", "iso", "load_related",
+    "max_related_depth", "parse_fieldsets", "query_text", "read_cursor_page", "read_through_page", "record_meta",
+    "relation_key", "resource_object", "search_within", "selectable", "serialize", "taking_turns", "trashed_asked",
+    "visibility_of", "visible", "with_eager", "with_relations", "with_relationships"
 ]

@@ -219,6 +219,11 @@ async def before_remove(resource: Resource, context: Context, document: dict[str
     await run_hook(resource.repository.before_delete, context, resource.model(document))
 
 
+async def after_trash(resource: Resource, context: Context, trashed: dict[str, Any]) -> None:
+    """A trashing's after-hook (soft deletes: `trashing.py`); the files stay, a restore needs them."""
+    await run_hook(resource.repository.deleted, context, resource.model(trashed))
+
+
 async def delete_record(app: Restify, resource: Resource, document: dict[str, Any],
                         versions: Versions = None) -> dict[str, Any]:
     """Deletes the record (at one of `versions`); returns it as this very delete removed it."""
