@@ -79,3 +79,22 @@ def test_a_relation_cannot_search_through_a_field_by_policy(monkeypatch):
 
     with pytest.raises(DeclarationError, match="OwnerRepository has no visible field 'name'"):
         build_registry([OwnerRepository, ItemRepository], {PolicyOwner: Policy, PolicyItem: Policy})
+
+
+@pytest.mark.parametrize("exposed", ["matchable", "sortable", "searchable"])
+def test_a_computed_field_cannot_be_filtered_sorted_or_searched(exposed):
+    with pytest.raises(DeclarationError, match=f"field 'n' is computed, so it cannot be {exposed}"):
+        getattr(field("n").integer().computed(lambda record, context: 1), exposed)()
+    with pytest.raises(DeclarationError, match="is computed"):
+        getattr(field("n"), exposed)().computed_many(lambda records, context: [])
+
+
+def test_openapi_describes_computed_fields_as_read_only(posts):
+    from tests.computed_fields import computed_fields
+    repository = posts.get("posts").repository
+    declared = repository.fields
+    repository.fields = lambda request: [*declared(request), *computed_fields()]
+    document = build_document(posts, Settings(app_dir=ROOT))
+    attributes = document["components"]["schemas"]["posts.Attributes"]["properties"]
+    assert attributes["comment_count"] == {"type": ["integer", "null"], "readOnly": True}
+    assert "comment_count" not in document["components"]["schemas"]["posts.Store"]["properties"]

@@ -53,6 +53,9 @@ class Field:
         self.update_rule: Callable[[Any, Any], Any] | None = None
         self.hidden_actions: frozenset[str] = frozenset()  # "index", "show"
         self.hidden_doors: frozenset[str] = frozenset()    # "rest", "graphql", "mcp"
+        # -- computed (service.core.reading.computed): read-only values worked out per answer, never stored
+        self.compute: Callable[[Any, Any], Any] | None = None
+        self.compute_many: Callable[[list[Any], Any], Any] | None = None
         # -- one request's view (set on the copies `exposure.fields_seen` makes, never on a declaration)
         self.is_private = False  # the user may not ask about it: no filter, sort, search nor fieldset names it
         self.shown_for: Callable[[dict[str, Any]], bool] | None = None  # whether a record's answer shows it
@@ -114,6 +117,10 @@ class Field:
     def date(self) -> "Field":
         return self._kind("date")
 
+    def integer(self) -> "Field":
+        """A whole number (a number with the `integer` rule)."""
+        return self._kind("numeric").rules("integer")
+
     def image(self) -> "Field":
         return self._kind("image")
 
@@ -160,6 +167,30 @@ class Field:
         self.is_hidden = True
         self.check_hidden()
         return self
+
+    # -- computed -----------------------------------------------------------
+    def computed(self, compute: Callable[[Any, Any], Any]) -> "Field":
+        """A read-only value, `compute(record, context)` (plain or async) for each record answered; never
+        stored, never filtered or sorted on. For a value that needs queries use `computed_many`."""
+        self.compute = compute
+        return self._computed()
+
+    def computed_many(self, compute: Callable[[list[Any], Any], Any]) -> "Field":
+        """As `computed`, for a whole page at once: `compute(records, context)` (plain or async) returns
+        the values in the records' order, or a dict by record id (a missing id: null). It is called once
+        per list of records answered (a page, a relation's records, one record), so a value that needs
+        a query costs one query per page, not one per record (`context.count_by`, `context.related`)."""
+        self.compute_many = compute
+        return self._computed()
+
+    def _computed(self) -> "Field":
+        self.is_readonly = True
+        self.check_hidden()
+        return self
+
+    @property
+    def is_computed(self) -> bool:
+        return self.compute is not None or self.compute_many is not None
 
     # -- by policy ----------------------------------------------------------
     def can_see(self, rule: Callable[[Any, Any], Any]) -> "Field":
@@ -214,6 +245,11 @@ class Field:
         if self.is_hidden and exposed:
             error = DeclarationError(f"field {self.name!r} is hidden, so it cannot be {' or '.join(exposed)}: "
                                      "filters, sort orders and search would reveal its values")
+            error.location = self.declared_at
+            raise error
+        if self.is_computed and exposed:
+            error = DeclarationError(f"field {self.name!r} is computed, so it cannot be {' or '.join(exposed)}: "
+                                     "its values are not stored, and the database cannot filter or order by them")
             error.location = self.declared_at
             raise error
 

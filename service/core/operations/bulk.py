@@ -21,7 +21,7 @@ from service.core.declarations import MESSAGES, Context, Resource, Restify, budg
 from service.core.kernel import BadRequest, NotFound, ValidationFailed
 from service.core.operations.all_or_none import keyed, whole
 from service.core.operations.crud import deny, enter
-from service.core.reading import serialize, visibility_of
+from service.core.reading import fill, serialize, visibility_of
 from service.core.writing import (Prepared, Saved, Write, after_remove, after_trash, before, before_remove,
                                   delete_record, expected_versions, finish, persist, prepare, trash_record)
 from storage import BULK_MARK, Step, Versions, canonical_id, version_of
@@ -217,6 +217,7 @@ async def preview_delete(app: Restify, name: str, items: Any, context: Context) 
     context.action = "delete"
     resource, _, documents = await _deletable(app, name, items, context)
     spent = budget_of(app, context)
+    await fill(app, resource, context, documents)
     return [serialize(app, resource, context, document, spent=spent) for document in documents]
 
 

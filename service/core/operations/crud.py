@@ -14,11 +14,12 @@ from urllib.parse import urlencode
 from service.core.declarations import (DATA_MEMBER, Budget, Context, Resource, Restify, Room, budget_of, encoded_size,
                                        held_budget, own_size)
 from service.core.kernel import Forbidden, NotFound, Unauthenticated
-from service.core.reading import (FILTER, Fieldsets, forced, IndexQuery, Page, RelationTree, Visible, apply_fieldsets,
-                                  as_parameters, asked_relations, cursor_binding, cursor_key, index_query, load_related,
-                                  parse_fieldsets, read_cursor_page, read_through_page, record_meta, relation_key,
-                                  resource_object, search_within, taking_turns, trashed_asked, visibility_of, visible,
-                                  with_eager, with_relations, with_relationships)
+from service.core.reading import (FILTER, Fieldsets, IndexQuery, Page, RelationTree, Visible, apply_fieldsets,
+                                  as_parameters, asked_relations, cursor_binding, cursor_key, fill, forced,
+                                  index_query, load_related, parse_fieldsets, read_cursor_page, read_through_page,
+                                  record_meta, relation_key, resource_object, search_within, taking_turns,
+                                  trashed_asked, visibility_of, visible, with_eager, with_relations,
+                                  with_relationships)
 from service.core.writing import Upload, Write, canonical_references, remove, trash, write
 from service.core.writing import expected_versions, now  # noqa: F401 (the doors import them from here too)
 from storage import Filter, Versions
@@ -99,6 +100,7 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
                                           cursor_key(app.settings), bound)
         total = await collection.count(where) if query.counted else None
     rows = [(d, resource.model(d)) for d in seen.shown(page.documents)]
+    await fill(app, resource, context, [d for d, _ in rows], fields, chosen.get(resource.name))
     spent = budget_of(app, context)
     data, sizes = await _records(app, resource, context, seen.gate, rows, fields, query.related, chosen, spent)
     body = _envelope(context, query, page, repeated, total, len(rows))

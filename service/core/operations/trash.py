@@ -9,7 +9,7 @@ from typing import Any
 from service.core.declarations import DELETED_AT, Context, Restify
 from service.core.kernel import NotFound
 from service.core.operations.crud import authorize, enter, find
-from service.core.reading import iso, serialize
+from service.core.reading import fill, iso, serialize
 from service.core.writing import after_remove, delete_record, untrash
 from storage import Filter, Versions
 
@@ -29,6 +29,7 @@ async def restore(app: Restify, name: str, id: str, context: Context, versions: 
     authorize(app, resource, "restore", context, document)
     await app.ready()
     restored = await untrash(app, resource, document, versions)
+    await fill(app, resource, context, [restored])
     return {"data": serialize(app, resource, context, restored)}
 
 

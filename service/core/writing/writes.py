@@ -27,7 +27,7 @@ from typing import Any
 from service.core.declarations import Context, Field, Resource, Restify, refused_field
 from service.core.identity import after_user_delete, after_user_update
 from service.core.kernel import BadRequest, Forbidden, NotFound, PreconditionFailed, ValidationFailed
-from service.core.reading import iso, resource_object, serialize
+from service.core.reading import fill, iso, resource_object, serialize
 from service.core.writing import uploads
 from service.core.writing.validation import unique_message, validate_request
 from storage import VERSION, DuplicateKey, Versions, new_id, version_of
@@ -167,6 +167,8 @@ async def finish(prepared: Prepared, document: dict[str, Any]) -> Written:
         context.user = plan.resource.model(document)
     if not plan.answer:
         return Written(document, {})
+    document = dict(document)  # the answer's copy: computed values are added to it, never stored
+    await fill(plan.app, plan.resource, context, [document], plan.fields)
     data = serialize(plan.app, plan.resource, context, document, fields=plan.fields) if plan.flags \
         else resource_object(plan.resource.name, plan.fields, document)
     return Written(document, data)
