@@ -59,3 +59,22 @@ async def test_storing_or_changing_a_field_one_may_not_is_forbidden_naming_it(fi
     assert (await db.collection("posts").find_by_id(theirs["id"]))["published"] is False
     renamed = await api.patch(f"{PREFIX}/{theirs['id']}", {"title": "Renamed"}, token=bob["token"])
     assert renamed.status == 200  # the other fields stay his to change
+
+
+async def test_a_rule_that_raises_denies(registry, api, ann):
+    repository = registry.get("posts").repository
+    declared = type(repository).fields
+
+    def broken(user, record):
+        raise RuntimeError("broken rule")
+
+    repository.fields = lambda request: [f.can_see(broken) if f.name == "views" else
+                                         f.can_store(broken) if f.name == "published" else f
+                                         for f in declared(repository, request)]
+    try:
+        created = await api.post(PREFIX, {"title": "Hello"}, token=ann["token"])
+        assert created.status == 201 and "views" not in created.json["data"]["attributes"]
+        refused = await api.post(PREFIX, {"title": "Hello", "published": True}, token=ann["token"])
+        assert (refused.status, refused.json["message"]) == (403, "You may not set the field 'published'.")
+    finally:
+        del repository.fields

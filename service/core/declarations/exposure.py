@@ -15,8 +15,10 @@ A context that describes rather than answers (the GraphQL schema, OpenAPI, decla
 every field its door shows: the descriptions mark the fields by policy as possibly absent.
 
 Writes: `refused_field` names the first field a body sends that `can_store` / `can_update` refuse
-(the write path answers 403 naming it; the value is not silently dropped).
+(the write path answers 403 naming it; the value is not silently dropped). A rule that raises
+denies, and is logged, as a policy method that raises does.
 """
+import logging
 from collections.abc import Iterable
 from copy import copy
 from typing import TYPE_CHECKING, Any
@@ -27,9 +29,19 @@ from service.core.declarations.fields import Field
 if TYPE_CHECKING:
     from service.core.declarations.models import Model
 
+log = logging.getLogger("restify.policies")
 DESCRIBING = "describing"  # `context.extras` key: the context describes an API (OpenAPI), it answers no one
 _DESCRIBING_ACTIONS = ("schema", "declaration")
 _SINGLE = ("show", "store", "update", "patch", "profile", "restore")  # the actions that answer one record
+
+
+def asks(rule: Any, name: str, user: Any, record: Any) -> bool:
+    """A field's rule answered; one that raises denies, and is logged (as a policy that raises)."""
+    try:
+        return bool(rule(user, record))
+    except Exception:  # a broken rule must fail closed, and loudly
+        log.exception("the rule of field %s raised; denying", name)
+        return False
 
 
 def describing(context: Context) -> bool:
@@ -57,8 +69,8 @@ def _seen(field: Field, context: Context, model: "type[Model]") -> Field:
     if hidden_on(field, context):
         view.is_hidden = True
     elif rule is not None and not describing(context):
-        view.is_private = not rule(user, None)
-        view.shown_for = lambda document: bool(rule(user, model(document)))
+        view.is_private = not asks(rule, field.name, user, None)
+        view.shown_for = lambda document: asks(rule, field.name, user, model(document))
     if view.is_hidden or view.is_private:
         view.is_matchable = view.is_sortable = view.is_searchable = False
     return view
@@ -74,6 +86,6 @@ def refused_field(fields: Iterable[Field], sent: Iterable[str], user: Any, recor
     names = set(sent)
     for field in fields:
         rule = field.store_rule if record is None else field.update_rule
-        if rule is not None and field.name in names and not rule(user, record):
+        if rule is not None and field.name in names and not asks(rule, field.name, user, record):
             return field.name
     return None
