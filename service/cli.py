@@ -3,6 +3,7 @@ import argparse
 import asyncio
 import os
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 from service.console.logs import FORMATS
@@ -81,6 +82,12 @@ def _parser() -> argparse.ArgumentParser:
                        help="only what is older than this (default: files.stale_after_seconds)")
     prune.add_argument("--app-dir", dest="app_dir_sub", default=None)
 
+    purge = commands.add_parser("trash:purge", help="delete for good the records of repositories with soft "
+                                "deletes trashed longer ago than --older-than")
+    purge.add_argument("--older-than", type=_age, required=True, metavar="AGE",
+                       help="30d, 12h, 45m or 90s: records trashed longer ago than this are deleted")
+    purge.add_argument("--app-dir", dest="app_dir_sub", default=None)
+
     indexes = commands.add_parser("indexes", help="print each repository's index plan beside the indexes "
                                   "the database has")
     indexes.add_argument("--app-dir", dest="app_dir_sub", default=None)
@@ -95,6 +102,14 @@ def _scale(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError("must be a number above 0")
     return value
+
+
+def _age(text: str) -> timedelta:
+    from service.core.operations.trash import older_than
+    try:
+        return older_than(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _processes(text: str) -> int:
@@ -187,6 +202,9 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
     if args.command == "storage:prune":
         from service.console.prune import prune
         return prune(settings, args.apply, args.older_than)
+    if args.command == "trash:purge":
+        from service.console.trash import purge_trash
+        return purge_trash(settings, args.older_than)
     if args.command == "mcp":
         from service.mcp.stdio import run_stdio
         with database_uri(settings) as uri:

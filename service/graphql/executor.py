@@ -25,7 +25,7 @@ from service.core.declarations.budget import Budget
 from service.core.declarations.context import Context
 from service.core.kernel.answers import answer
 from service.core.kernel.errors import BadRequest, ResponseTooLarge
-from service.graphql import actions, attaching, bulk, tokens
+from service.graphql import actions, attaching, bulk, tokens, trash
 from service.graphql.config import GraphQLConfig
 from service.graphql.fast import PlainFieldExecutor
 from service.graphql.generator import build_schema_objects, exposed, lower_first
@@ -141,6 +141,7 @@ class GraphQLEndpoint:
             _set(mutation, f"delete{type_name}", lambda _, info, r=resolvers, **kw: r.delete(info, **kw))
             attaching.bind(mutation, resource, resolvers, exposed_names)
             bulk.bind(mutation, type_name, resolvers, _set)
+            trash.bind(mutation, type_name, resolvers, _set)
             object_type = self.schema.get_type(type_name)
             if isinstance(object_type, GraphQLObjectType):
                 for relation_name, relation in resource.relations.items():

@@ -23,11 +23,11 @@ from service.core.declarations.context import Context
 from service.core.declarations.description import describe
 from service.core.declarations.fields import Field
 from service.core.declarations.registry import Registry, Resource
-from service.core.describing.schemas import CURRENT_PASSWORD, asks_current_password
+from service.core.describing.schemas import BY_POLICY, CURRENT_PASSWORD, asks_current_password
 from service.core.kernel.errors import DeclarationError
 from service.core.reading.serializer import visible
 from service.core.writing.validation import writable
-from service.graphql import actions, tokens
+from service.graphql import actions, tokens, trash
 from service.graphql.attaching import mutation_fields as relation_mutations
 from service.graphql.bulk import bulk_mutations
 from service.graphql.config import GraphQLConfig
@@ -104,6 +104,7 @@ class SchemaBuilder:
                 GraphQLNonNull(GraphQLBoolean), {"id": GraphQLArgument(GraphQLNonNull(GraphQLID)),
                                                  "version": GraphQLArgument(GraphQLInt)})  # the version read (If-Match)
             mutation.update(bulk_mutations(type_name, obj, self.inputs[resource.name]))
+            trash.add_fields(resource, name, type_name, obj, query, mutation)
         mutation.update(relation_mutations(self.resources, self.objects))
         action_mutations, getter_queries = actions.schema_fields(self.resources, self.filters)
         mutation.update(action_mutations)
@@ -123,7 +124,7 @@ class SchemaBuilder:
         )
 
     def _fields(self, resource: Resource) -> list[Field]:
-        return resource.fields(console_context())
+        return [f for f in resource.fields(console_context()) if "graphql" not in f.hidden_doors]
 
     def _object_type(self, resource: Resource) -> GraphQLObjectType:
         type_name = _check_name(type(resource.repository).__name__, resource.model.__name__)
@@ -133,7 +134,8 @@ class SchemaBuilder:
                        "created_at": GraphQLField(GraphQLString), "updated_at": GraphQLField(GraphQLString),
                        "version": GraphQLField(GraphQLInt)}  # meta.version; null on related records
             for field in visible(self._fields(resource)):
-                members[_check_name(type_name, field.name)] = GraphQLField(_scalar(field, self.config))
+                members[_check_name(type_name, field.name)] = GraphQLField(
+                    _scalar(field, self.config), description=BY_POLICY if field.by_policy else None)
             if self.config.get("schema", "relations"):
                 members.update(self._relation_fields(resource, members))
             return members

@@ -14,7 +14,7 @@ from service.core.declarations.app import Restify
 from service.core.declarations.context import Context
 from service.core.declarations.registry import Resource
 from service.core.kernel.errors import BadRequest
-from service.core.operations import attaching, crud as operations, profile
+from service.core.operations import attaching, crud as operations, profile, trash
 from service.core.reading import cursors
 from service.core.reading.fieldsets import SELECTED
 from service.core.reading.filter_objects import FILTER
@@ -71,6 +71,11 @@ def page_cursor(after: str | None, before: str | None) -> str | None:
     return after if after is not None else before
 
 
+def _lower(value: str | None) -> str | None:
+    """An enum argument's name (`WITH`) as the operations read it (`with`)."""
+    return value.lower() if value is not None else None
+
+
 def _bad_cursor(name: str, message: str) -> BadRequest:
     return BadRequest(message, {name: [message]})
 
@@ -103,8 +108,8 @@ class RepositoryResolvers(BulkResolvers):
         return max([int(self.app.settings.positive("pagination", "relatable_per_page")),
                     *related_firsts(self._resource(), info)])
 
-    async def show(self, info: GraphQLResolveInfo, id: str) -> dict[str, Any]:
-        context = self.context(info, relatablePerPage=self._relatable(info))
+    async def show(self, info: GraphQLResolveInfo, id: str, trashed: str | None = None) -> dict[str, Any]:
+        context = self.context(info, relatablePerPage=self._relatable(info), trashed=_lower(trashed))
         body = await operations.show(self.app, self.resource, id, context)
         return flatten(body["data"])
 
@@ -113,18 +118,19 @@ class RepositoryResolvers(BulkResolvers):
         return flatten(await profile.show(self.app, self.context(info, relatablePerPage=self._relatable(info))))
 
     async def list(self, info: GraphQLResolveInfo, first: int | None = None, page: int = 1, search: str | None = None,
-                   sort: str | None = None, filter: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        context = self.context(info, perPage=first, page=page, search=search, sort=sort)
+                   sort: str | None = None, filter: dict[str, Any] | None = None,
+                   trashed: str | None = None) -> list[dict[str, Any]]:
+        context = self.context(info, perPage=first, page=page, search=search, sort=sort, trashed=_lower(trashed))
         body = await operations.index(self.app, self.resource, with_filter(context, filter))
         return [flatten(item) for item in body["data"]]
 
     async def paginate(self, info: GraphQLResolveInfo, first: int | None = None, page: int = 1,
                        after: str | None = None, before: str | None = None, search: str | None = None,
                        sort: str | None = None, filter: dict[str, Any] | None = None,
-                       count: str = "EXACT") -> dict[str, Any]:
+                       count: str = "EXACT", trashed: str | None = None) -> dict[str, Any]:
         """`<type>Page`: the list with the REST index's meta; `after`/`before` are its cursor."""
         context = self.context(info, perPage=first, page=page, cursor=page_cursor(after, before), search=search,
-                               sort=sort, count=count.lower())
+                               sort=sort, count=count.lower(), trashed=_lower(trashed))
         body = await operations.index(self.app, self.resource, with_filter(context, filter))
         meta = body["meta"]
         return {"data": [flatten(item) for item in body["data"]],
@@ -142,10 +148,17 @@ class RepositoryResolvers(BulkResolvers):
                                        versions=operations.expected_versions(version))
         return await self._reloaded(info, body["data"])
 
-    async def delete(self, info: GraphQLResolveInfo, id: str, version: int | None = None) -> bool:
-        await operations.delete(self.app, self.resource, id, self.context(info),
+    async def delete(self, info: GraphQLResolveInfo, id: str, version: int | None = None,
+                     force: bool | None = None) -> bool:
+        """Trashes the record of a repository with soft deletes, unless `force`."""
+        await operations.delete(self.app, self.resource, id, self.context(info, force="true" if force else None),
                                 versions=operations.expected_versions(version))
         return True
+
+    async def restore(self, info: GraphQLResolveInfo, id: str, version: int | None = None) -> dict[str, Any]:
+        body = await trash.restore(self.app, self.resource, id, self.context(info),
+                                   versions=operations.expected_versions(version))
+        return await self._reloaded(info, body["data"])
 
     async def change_relation(self, info: GraphQLResolveInfo, operation: str, relation: str, id: str,
                               ids: Sequence[str], version: int | None = None) -> dict[str, Any]:

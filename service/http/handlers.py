@@ -1,5 +1,5 @@
 """Thin REST handlers: read the request, build a context, call an operation."""
-from service.core.operations import auth, crud as operations, profile
+from service.core.operations import auth, crud as operations, profile, trash
 from service.http.base import JsonHandler
 
 
@@ -47,6 +47,13 @@ class RecordHandler(JsonHandler):
     async def delete(self, name: str, id: str) -> None:
         await operations.delete(self.app, name, id, self.context(), versions=self.if_match())
         self.no_content()
+
+
+class RestoreHandler(JsonHandler):
+    """`POST <prefix>/<r>/<id>/restore`: a trashed record back (repositories with soft deletes)."""
+
+    async def post(self, name: str, id: str) -> None:
+        await self.send_json(await trash.restore(self.app, name, id, self.context(), versions=self.if_match()))
 
 
 class RecordUploadHandler(JsonHandler):

@@ -9,7 +9,7 @@ from service.http.files import FileHandler
 from service.http.tokens import TokenHandler, TokensHandler
 from service.http.handlers import (
     CollectionHandler, CollectionUploadHandler, LoginHandler, LogoutHandler, ProfileHandler, ProfileUploadHandler,
-    RecordHandler, RecordUploadHandler, RegisterHandler,
+    RecordHandler, RecordUploadHandler, RegisterHandler, RestoreHandler,
 )
 
 # `{name}` matches one path segment; `{path}` the rest of the path, slashes included.
@@ -50,6 +50,7 @@ def rest_routes(app: Restify) -> list[tuple]:
         *before_record,  # actions and getters: `actions`, `getters` are not ids either
         (f"{prefix}/{{resource}}/{{id}}", RecordHandler),
         (f"{prefix}/{{resource}}/{{id}}/upload", RecordUploadHandler),
+        (f"{prefix}/{{resource}}/{{id}}/restore", RestoreHandler),
         *after_record,
     ]
     return [(_pattern(template), handler, state, template) for template, handler in templates]

@@ -33,6 +33,7 @@ HINTS = {
     "store": Hints(read_only=False, idempotent=False),  # each call creates another record
     "update": Hints(read_only=False),
     "delete": Hints(read_only=False, destructive=True),
+    "restore": Hints(read_only=False),  # a trashed record back (soft deletes)
     "attach": Hints(read_only=False),  # the ids end up attached however often it is called
     "detach": Hints(read_only=False, destructive=True), "sync": Hints(read_only=False, destructive=True),
     # Actions and getters (service/mcp/extensions.py): an action's own `destructive` flag decides that hint.

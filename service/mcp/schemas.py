@@ -12,8 +12,8 @@ from service.core.declarations.description import describe
 from service.core.declarations.fields import Field
 from service.core.declarations.registry import Resource
 from service.core.describing.parameters import (
-    count_schema, cursor_schema, fields_schema, filter_schema, filtered, include_schema, per_page_schema,
-    relation_searches, search_schema, sort_schema,
+    count_schema, cursor_schema, fields_schema, filter_schema, filtered, force_schema, include_schema,
+    per_page_schema, relation_searches, search_schema, sort_schema, trashed_schema,
 )
 from service.core.describing.schemas import write_body
 from service.core.kernel.operators import FLAG, Operator, for_type, object_text
@@ -52,6 +52,8 @@ def index_schema(resource: Resource, fields: list[Field], settings: Settings) ->
     properties["fields"] = fields_schema(resource, settings, Context(door="mcp", action="index"))
     properties["cursor"] = cursor_schema()
     properties["count"] = count_schema()
+    if resource.soft_deletes:
+        properties["trashed"] = trashed_schema()
     matchable = [f for f in fields if f.is_matchable]
     if matchable:
         properties[FILTER] = filter_object_schema(matchable)
@@ -96,6 +98,8 @@ def show_schema(resource: Resource, settings: Settings) -> Schema:
     properties = {"id": _id(f"The id of the {resource.name} record to return.")}
     properties = _with_include(properties, resource, settings)
     properties["fields"] = fields_schema(resource, settings, Context(door="mcp", action="show"))
+    if resource.soft_deletes:
+        properties["trashed"] = trashed_schema()
     return _object(properties, ["id"])
 
 
@@ -130,9 +134,16 @@ def confirm_schema() -> Schema:
 
 def delete_schema(resource: Resource, confirm: bool = False) -> Schema:
     properties = {"id": _id(f"The id of the {resource.name} record to delete."), "version": _VERSION}
+    if resource.soft_deletes:
+        properties["force"] = {"type": "boolean", "description": force_schema()["description"]}
     if confirm:
         properties["confirm"] = confirm_schema()
     return _object(properties, ["id"])
+
+
+def restore_schema(resource: Resource) -> Schema:
+    return _object({"id": _id(f"The id of the trashed {resource.name} record to restore."), "version": _VERSION},
+                   ["id"])
 
 
 def relation_change_schema(resource: Resource, relations: list[str], operation: str, confirm: bool = False) -> Schema:

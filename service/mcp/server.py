@@ -23,7 +23,7 @@ from service.core.declarations.context import Context
 from service.core.declarations.models import Model
 from service.core.kernel.answers import answer
 from service.core.kernel.naming import RESERVED
-from service.core.operations import attaching, crud as operations, profile, tokens
+from service.core.operations import attaching, crud as operations, profile, tokens, trash
 from service.core.reading.filter_objects import FILTER, query_text
 from service.mcp import attaching as relation_tools, bulk, extensions, guard, limits
 from service.mcp.tools import ToolRoute, definitions, routes
@@ -161,8 +161,13 @@ async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller
     versions = operations.expected_versions(arguments.pop("version", None))
     if operation == "update":
         return await operations.update(app, name, id, arguments, context(), partial=True, versions=versions)
-    if guard.confirming(app.settings, operation):
-        return await guard.delete_after_confirmation(app, route.name, name, id, sent, caller.user, context, versions)
+    if operation == "restore":
+        return await trash.restore(app, name, id, context(), versions=versions)
+    # A forced delete (soft deletes) reaches trashed records too, and always asks for a confirmation first.
+    forcing = {"force": query_text(arguments["force"]), "trashed": "with"} if arguments.get("force") else None
+    if forcing or guard.confirming(app.settings, operation):
+        return await guard.delete_after_confirmation(app, route.name, name, id, sent, caller.user,
+                                                     lambda: context(forcing), versions)
     await operations.delete(app, name, id, context(), versions=versions)
     return {"deleted": True, "id": id}
 

@@ -51,6 +51,8 @@ def routes(app: Restify) -> dict[str, ToolRoute]:
                 continue  # nothing to attach to
             named = extensions.tool_routes(resource, operation) if operation in ("actions", "getters") \
                 else [(f"{resource.name}-{operation}-tool", operation, "")]
+            if operation == "delete" and resource.soft_deletes:
+                named.append((f"{resource.name}-restore-tool", "restore", ""))
             for name, runs, key in named:
                 if not _TOOL_NAME.match(name):
                     log.warning("%r cannot be an MCP tool name; skipped", name)
@@ -139,10 +141,19 @@ def _definition(app: Restify, resource: Resource, route: ToolRoute, context: Con
     if route.operation == "delete":
         text = (f"Delete a {name} record by id (DELETE {prefix}/{name}/<id>). Returns "
                 '{"deleted": true, "id": "<id>"}.')
+        if resource.soft_deletes:
+            text += (f" The record is trashed: {name}-restore-tool brings it back. force: true deletes it for "
+                     "good (trashed or not), always in the two steps below.")
         confirm = guard.confirming(settings, route.operation)
-        if confirm:
+        if confirm or resource.soft_deletes:
             text += guard.two_steps('"action", "ids", "records"')
-        return _tool(route, f"Delete {name}", text + " " + _ERRORS, schemas.delete_schema(resource, confirm))
+        return _tool(route, f"Delete {name}", text + " " + _ERRORS,
+                     schemas.delete_schema(resource, confirm or resource.soft_deletes))
+    if route.operation == "restore":
+        text = (f"Restore a trashed {name} record by id (POST {prefix}/{name}/<id>/restore). Returns "
+                '{"data": ' + shape + "} of the restored record. Find trashed records with the index tool's "
+                'trashed: "only".')
+        return _tool(route, f"Restore {name}", text + " " + _ERRORS, schemas.restore_schema(resource))
     if route.operation in attaching.OPERATIONS:
         return _tool(route, f"{route.operation.title()} {name} relations",
                      relation_tools.description(resource, route.operation, settings, shape) + " " + _ERRORS,

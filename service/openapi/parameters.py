@@ -9,7 +9,8 @@ from service.core.declarations.fields import Field
 from service.core.declarations.registry import Resource
 from service.core.describing.parameters import (count_schema, cursor_schema, fieldset_lists, fieldset_schema,
                                                 filter_schema, filtered, include_schema, operator_schemas,
-                                                per_page_schema, relation_searches, search_schema, sort_schema)
+                                                per_page_schema, relation_searches, search_schema, sort_schema,
+                                                force_schema, trashed_schema)
 from service.core.reading.query import relation_sorts
 
 Schema = dict[str, Any]
@@ -76,9 +77,20 @@ def index_parameters(resource: Resource, fields: list[Field], settings: Settings
         # `<field>[op]`: one parameter per operator; a deepObject `<field>` would clash with `<field>=v`.
         parameters += [_query(f"{field.name}[{op}]", schema) for op, schema in operator_schemas(field).items()]
     parameters += [_query("count", count_schema()), _query("cursor", cursor_schema())]
-    return parameters + fieldset_parameters(resource, settings, "index")
+    return parameters + trashed_parameters(resource) + fieldset_parameters(resource, settings, "index")
 
 
 def show_parameters(resource: Resource, settings: Settings, action: str = "show") -> list[Schema]:
-    return (related_parameters(resource, settings) + [relatable_parameter(settings, on_index=False)]
+    trashed = trashed_parameters(resource) if action == "show" else []
+    return (related_parameters(resource, settings) + [relatable_parameter(settings, on_index=False)] + trashed
             + fieldset_parameters(resource, settings, action))
+
+
+def trashed_parameters(resource: Resource) -> list[Schema]:
+    """`trashed` of index and show, in a repository with soft deletes."""
+    return [_query("trashed", trashed_schema())] if resource.soft_deletes else []
+
+
+def force_parameters(resource: Resource) -> list[Schema]:
+    """`force` of a delete, in a repository with soft deletes."""
+    return [_query("force", force_schema())] if resource.soft_deletes else []

@@ -106,13 +106,19 @@ def repository_paths(resource: Resource, settings: Settings) -> dict[str, Schema
         "post": _operation(f"{n}.updateByPost", n, "As PUT, for clients that send POST"
                            + (" (files: POST .../{id}/upload)" if forms else ""), changed(), security,
                            requestBody=_body(ref("Update")), parameters=[_IF_MATCH]),
-        "delete": _operation(f"{n}.delete", n, f"Delete a {n} record",
+        "delete": _operation(f"{n}.delete", n, f"{'Trash' if resource.soft_deletes else 'Delete'} a {n} record",
                              {"204": {"description": "Deleted; no body."}, **error_responses(400, 403, 404, 412)},
-                             security, parameters=[_IF_MATCH]),
+                             security, parameters=[_IF_MATCH, *parameters.force_parameters(resource)]),
     }
     prefix = _prefix(settings, "prefix")
     path_items = {f"{prefix}/{n}": collection, f"{prefix}/{n}/{{id}}": record,
                   **_bulk_paths(n, f"{prefix}/{n}", security, store_hashing, hashing)}
+    if resource.soft_deletes:
+        path_items[f"{prefix}/{n}/{{id}}/restore"] = {
+            "parameters": [parameters.id_parameter(n)],
+            "post": _operation(f"{n}.restore", n, f"Restore a trashed {n} record",
+                               {**_ok("The restored record.", ref("Document")), **error_responses(400, 403, 404, 412)},
+                               security, parameters=[_IF_MATCH])}
     if forms:
         path_items[f"{prefix}/{n}/upload"] = {"post": _operation(
             f"{n}.storeUpload", n, f"Create a {n} record with files (multipart/form-data)", created(), security,

@@ -6,6 +6,7 @@ refer to each other by `$ref` and recursive relations stay finite."""
 from typing import Any
 
 from service.core.declarations.context import Context
+from service.core.declarations.exposure import DESCRIBING
 from service.core.declarations.description import describe
 from service.core.declarations.fields import Field
 from service.core.declarations.registry import Resource
@@ -20,7 +21,7 @@ WRITE_ACTIONS = ("store", "update", "patch")
 
 def fields_for(resource: Resource, action: str) -> list[Field]:
     """The repository's fields as an operation with `action` would see them."""
-    return resource.fields(Context(door="rest", action=action))
+    return resource.fields(Context(door="rest", action=action, extras={DESCRIBING: True}))
 
 
 def hashes_passwords(resource: Resource, action: str) -> bool:

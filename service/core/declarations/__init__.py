@@ -11,7 +11,8 @@ from service.core.declarations.budget import (DATA_MEMBER, RELATIONSHIPS_MEMBER,
 from service.core.declarations.constraints import PATTERN_RULES, Constraints
 from service.core.declarations.context import Context
 from service.core.declarations.description import INT64, Description, describe, to_boolean, to_number
-from service.core.declarations.fields import TIMESTAMPS, Field, field, sort_keys
+from service.core.declarations.exposure import DESCRIBING, askable, refused_field
+from service.core.declarations.fields import DELETED_AT, TIMESTAMPS, Field, field, sort_keys
 from service.core.declarations.models import Model
 from service.core.declarations.policies import Gate
 from service.core.declarations.registry import Resource, ResourceRelation
@@ -19,8 +20,9 @@ from service.core.declarations.rules import MESSAGES, FieldRules, email_key
 from service.core.declarations.scopes import admits
 
 __all__ = [
-    "Budget", "Constraints", "Context", "DATA_MEMBER", "Description", "EVERYTHING", "Field", "FieldRules", "Gate",
-    "INT64", "MESSAGES", "Model", "PATTERN_RULES", "READ", "RELATIONSHIPS_MEMBER", "Resource", "ResourceRelation",
-    "Restify", "Room", "TIMESTAMPS", "WRITE", "ability", "admits", "budget_of", "describe", "email_key", "encoded_size",
-    "field", "grants", "held_budget", "own_size", "relation_size", "sort_keys", "to_boolean", "to_number"
+    "Budget", "Constraints", "Context", "DATA_MEMBER", "DELETED_AT", "DESCRIBING", "Description", "EVERYTHING",
+    "Field", "FieldRules", "Gate", "INT64", "MESSAGES", "Model", "PATTERN_RULES", "READ", "RELATIONSHIPS_MEMBER",
+    "Resource", "ResourceRelation", "Restify", "Room", "TIMESTAMPS", "WRITE", "ability", "admits", "askable",
+    "budget_of", "describe", "email_key", "encoded_size", "field", "grants", "held_budget", "own_size",
+    "refused_field", "relation_size", "sort_keys", "to_boolean", "to_number"
 ]

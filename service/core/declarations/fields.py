@@ -8,6 +8,7 @@ from typing import Any
 from service.core.kernel import DeclarationError
 
 _NO_DEFAULT = object()
+DOORS = ("rest", "graphql", "mcp")
 
 
 def _split(rules: tuple[str | list[str], ...]) -> list[str]:
@@ -46,6 +47,18 @@ class Field:
         self.file_name: str | None = None
         self.disk_name: str | None = None
         self.directory: str | None = None
+        # -- by policy (service.core.declarations.exposure): who sees, stores and updates it
+        self.see_rule: Callable[[Any, Any], Any] | None = None
+        self.store_rule: Callable[[Any, Any], Any] | None = None
+        self.update_rule: Callable[[Any, Any], Any] | None = None
+        self.hidden_actions: frozenset[str] = frozenset()  # "index", "show"
+        self.hidden_doors: frozenset[str] = frozenset()    # "rest", "graphql", "mcp"
+        # -- computed (service.core.reading.computed): read-only values worked out per answer, never stored
+        self.compute: Callable[[Any, Any], Any] | None = None
+        self.compute_many: Callable[[list[Any], Any], Any] | None = None
+        # -- one request's view (set on the copies `exposure.fields_seen` makes, never on a declaration)
+        self.is_private = False  # the user may not ask about it: no filter, sort, search nor fieldset names it
+        self.shown_for: Callable[[dict[str, Any]], bool] | None = None  # whether a record's answer shows it
 
     # -- validation ---------------------------------------------------------
     def required(self) -> "Field":
@@ -104,6 +117,10 @@ class Field:
     def date(self) -> "Field":
         return self._kind("date")
 
+    def integer(self) -> "Field":
+        """A whole number (a number with the `integer` rule)."""
+        return self._kind("numeric").rules("integer")
+
     def image(self) -> "Field":
         return self._kind("image")
 
@@ -151,6 +168,74 @@ class Field:
         self.check_hidden()
         return self
 
+    # -- computed -----------------------------------------------------------
+    def computed(self, compute: Callable[[Any, Any], Any]) -> "Field":
+        """A read-only value, `compute(record, context)` (plain or async) for each record answered; never
+        stored, never filtered or sorted on. For a value that needs queries use `computed_many`."""
+        self.compute = compute
+        return self._computed()
+
+    def computed_many(self, compute: Callable[[list[Any], Any], Any]) -> "Field":
+        """As `computed`, for a whole page at once: `compute(records, context)` (plain or async) returns
+        the values in the records' order, or a dict by record id (a missing id: null). It is called once
+        per list of records answered (a page, a relation's records, one record), so a value that needs
+        a query costs one query per page, not one per record (`context.count_by`, `context.related`)."""
+        self.compute_many = compute
+        return self._computed()
+
+    def _computed(self) -> "Field":
+        self.is_readonly = True
+        self.check_hidden()
+        return self
+
+    @property
+    def is_computed(self) -> bool:
+        return self.compute is not None or self.compute_many is not None
+
+    # -- by policy ----------------------------------------------------------
+    def can_see(self, rule: Callable[[Any, Any], Any]) -> "Field":
+        """Shown in a record's answer only when `rule(user, record)` is true. `record` is None when
+        the question is about the field itself (filters, sorts, search, fieldsets): a user for whom
+        that is false may not name the field at all."""
+        self.see_rule = rule
+        return self
+
+    def can_store(self, rule: Callable[[Any, Any], Any]) -> "Field":
+        """A body may set it on store only when `rule(user, None)` is true; else 403 naming it."""
+        self.store_rule = rule
+        return self
+
+    def can_update(self, rule: Callable[[Any, Any], Any]) -> "Field":
+        """A body may set it on update only when `rule(user, record)` is true; else 403 naming it."""
+        self.update_rule = rule
+        return self
+
+    def hide_on_index(self) -> "Field":
+        """Left out of lists (index, and the relations loaded with them)."""
+        self.hidden_actions |= {"index"}
+        return self
+
+    def hide_on_show(self) -> "Field":
+        """Left out of single records (show, and the answers of store and update)."""
+        self.hidden_actions |= {"show"}
+        return self
+
+    def hide_from(self, *doors: str) -> "Field":
+        """Left out of the answers and descriptions of these doors: "rest", "graphql", "mcp"."""
+        unknown = [door for door in doors if door not in DOORS]
+        if unknown:
+            error = DeclarationError(f"field {self.name!r}: hide_from({unknown[0]!r}) names no door; "
+                                     f"use {', '.join(map(repr, DOORS))}")
+            error.location = self.declared_at
+            raise error
+        self.hidden_doors |= set(doors)
+        return self
+
+    @property
+    def by_policy(self) -> bool:
+        """Whether who reads the field decides if it is shown (`can_see`, `hide_on_*`, `hide_from`)."""
+        return self.see_rule is not None or bool(self.hidden_actions or self.hidden_doors)
+
     def check_hidden(self) -> None:
         """A hidden field answers no question about its values: a filter on it tells who has a value,
         and a sort on it orders records by it (and puts it in the cursors of the pages). So hidden
@@ -160,6 +245,11 @@ class Field:
         if self.is_hidden and exposed:
             error = DeclarationError(f"field {self.name!r} is hidden, so it cannot be {' or '.join(exposed)}: "
                                      "filters, sort orders and search would reveal its values")
+            error.location = self.declared_at
+            raise error
+        if self.is_computed and exposed:
+            error = DeclarationError(f"field {self.name!r} is computed, so it cannot be {' or '.join(exposed)}: "
+                                     "its values are not stored, and the database cannot filter or order by them")
             error.location = self.declared_at
             raise error
 
@@ -183,6 +273,14 @@ def field(name: str) -> Field:
 # Stored on every record by the write path (`writing/writes.py`): every repository sorts by them, so
 # `sort=-created_at` is newest first anywhere.
 TIMESTAMPS = ("created_at", "updated_at")
+# Set when a record of a repository with `soft_deletes` is trashed (null again once restored): an
+# attribute every answer of such a repository carries, which no body may write.
+DELETED_AT = "deleted_at"
+
+
+def trash_field() -> Field:
+    """The `deleted_at` attribute of a repository with `soft_deletes`, unless it declares its own."""
+    return Field(DELETED_AT).date().nullable().readonly()
 
 
 def sort_keys(fields: list[Field]) -> list[str]:

@@ -9,6 +9,7 @@ What gets an index, and why:
   which reads the parents in that order (each parent's records then use the relation key's index). A
   relation search (`.searchable(...)`) gets none: a case-insensitive substring match cannot use an index,
   and its second step, `$in` of parent ids, uses the relation key's;
+- soft deletes: `deleted_at` on the collection of a repository with `soft_deletes`;
 - a `unique:` rule: a unique index on the collection and column it names (also the bearer tokens' hash);
 - a field a policy scope filters on: the policy's `scope_fields`, if it declares them, else the keys of
   what `scope(None)` answers. A scope built from the user (`{"user_id": user.id}`) cannot be read
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from service.core.declarations.constraints import Target
 from service.core.declarations.context import Context
 from service.core.declarations.description import describe
-from service.core.declarations.fields import TIMESTAMPS, Field
+from service.core.declarations.fields import DELETED_AT, TIMESTAMPS, Field
 from service.core.declarations.policies import AnyOf
 from service.core.declarations.registry import Registry, Resource
 from storage import Database, ExistingIndex, IndexRefused, IndexSupport
@@ -113,6 +114,8 @@ def _field_indexes(plan: Plan, resource: Resource) -> None:
     # Newest first (`sort=-created_at`) is the common list order on every repository; `updated_at` sorts
     # too but gets no index of its own: one more per collection for a rarer order.
     plan.add(resource.collection, ((TIMESTAMPS[0], 1), ("id", 1)), "sortable")
+    if resource.soft_deletes:  # every read asks whether a record is trashed; a purge, since when
+        plan.add(resource.collection, ((DELETED_AT, 1),), "soft deletes")
     for item in resource.fields(Context(action="declaration")):
         for flag, reason in ((item.is_matchable, "matchable"), (item.is_sortable, "sortable")):
             if flag:

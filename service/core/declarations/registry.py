@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from service.core.declarations.context import Context
-from service.core.declarations.fields import Field
+from service.core.declarations.exposure import fields_seen
+from service.core.declarations.fields import DELETED_AT, Field, trash_field
 from service.core.declarations.models import Model, RelationDecl
 from service.core.declarations.policies import Gate, Policy, PolicyMap, check_scope
 from service.core.declarations.repository import Repository
@@ -44,7 +45,16 @@ class Resource:
         return self.model.collection
 
     def fields(self, context: Context) -> list[Field]:
-        return list(self.repository.fields(context))
+        """The repository's fields as `context` sees them (`exposure`: fields by policy), with
+        `deleted_at` when it has soft deletes."""
+        declared = list(self.repository.fields(context))
+        if self.soft_deletes and all(f.name != DELETED_AT for f in declared):
+            declared.append(trash_field())
+        return fields_seen(declared, context, self.model)
+
+    @property
+    def soft_deletes(self) -> bool:
+        return bool(type(self.repository).soft_deletes)
 
     @property
     def per_page(self) -> int | None:
@@ -177,10 +187,12 @@ def _resolve_relations(resource: Resource, by_class: dict[str, Resource]) -> Non
 
 
 def _check_through(owner: str, name: str, relation: ResourceRelation) -> None:
-    """The fields a relation searches or sorts by are the target's own visible fields."""
+    """The fields a relation searches or sorts by are the target's own visible fields, shown to
+    everyone (not by policy: a search through a relation would tell their values)."""
     if not (relation.search_fields or relation.sort_fields):
         return
-    shown = {f.name for f in relation.target.fields(Context(action="declaration")) if not f.is_hidden}
+    shown = {f.name for f in relation.target.fields(Context(action="declaration"))
+             if not (f.is_hidden or f.by_policy)}
     for what, names in (("searchable", relation.search_fields), ("sortable", relation.sort_fields)):
         for field_name in names:
             if field_name not in shown | {"id"}:

@@ -33,6 +33,9 @@ class Repository:
     # of operations from MCP_OPERATIONS; "profile" counts only on the user repository (auth.user_repository),
     # "attach", "detach" and "sync" only on one with a BelongsToMany relation.
     mcp: ClassVar[bool | tuple[str, ...]] = False
+    # A delete trashes the record (sets `deleted_at`) and every read leaves it out until it is restored;
+    # `?force=true` deletes it for good (service/core/reading/visibility.py, operations/trash.py).
+    soft_deletes: ClassVar[bool] = False
     _decorated_model: ClassVar[type[Model] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -157,6 +157,20 @@ def filter_schema(field: Field, json_null: bool) -> Schema:
     return {"type": [kind, "null"] if json_null else kind, "description": text}
 
 
+def trashed_schema() -> Schema:
+    """`trashed` of a repository with soft deletes."""
+    return {"type": "string", "enum": ["with", "only"],
+            "description": "with: trashed records too; only: only them (each one the policy's view_trashed, else "
+                           "delete, lets you see). Without it, trashed records are left out."}
+
+
+def force_schema() -> Schema:
+    """`force` of a delete in a repository with soft deletes."""
+    return {"type": "string", "enum": ["true", "false"],
+            "description": "true deletes the record for good, trashed or not (policy force_delete, else delete); "
+                           "without it the record is trashed, and restore brings it back."}
+
+
 def count_schema() -> Schema:
     return {"type": "string", "enum": ["exact", "none"],
             "description": "exact (default) counts the matching records; none leaves meta.total, meta.last_page "

@@ -141,7 +141,13 @@ def output_schema(field: Field) -> Schema:
         schema["readOnly"] = True
     if field.is_file:
         schema["description"] = f"{_label(description)}: the stored file's URL (/storage/<dir>/<file>)."
+    if field.see_rule is not None or field.hidden_actions:
+        schema["description"] = (schema.get("description", "") + " " + BY_POLICY).strip()
     return schema
+
+
+# How every description names a field shown by policy (`can_see`, `hide_on_index`, `hide_on_show`).
+BY_POLICY = "Absent (GraphQL: null) where the caller may not see it."
 
 
 def _sizes(schema: Schema, constraints: Constraints, kind: str) -> None:

@@ -7,10 +7,11 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from service.core.declarations import Context, Resource
+from service.core.declarations import DELETED_AT, Context, Resource
 from service.core.kernel import satisfies
 from service.core.live import audience
-from service.core.reading import IndexQuery
+from service.core.reading import IndexQuery, visibility_of
+from service.core.writing import RESTORED, TRASHED, trash_change
 from storage import Change, HistoryLost
 
 if TYPE_CHECKING:
@@ -128,11 +129,19 @@ class Subscription:
         body = await self._view(change, views) if self.wants(change.document) else None
         if body is not None:
             self._remember(change.id)
-            return Event(_KINDS[change.operation], change.id, change.token, body)
-        if change.id in self._sent:
-            del self._sent[change.id]
+            restored = change.operation == "update" and trash_change(change.document) == RESTORED
+            return Event(CREATED if restored else _KINDS[change.operation], change.id, change.token, body)
+        if change.id in self._sent or self._saw_trashed(change):
+            self._sent.pop(change.id, None)
             return deleted  # it left this subscriber's view
         return None
+
+    def _saw_trashed(self, change: Change) -> bool:
+        """Whether `change` trashed a record this subscriber could see until then (soft deletes)."""
+        if change.operation != "update" or trash_change(change.document) != TRASHED:
+            return False
+        before = {k: v for k, v in (change.document or {}).items() if k != DELETED_AT}
+        return self.wants(before) and visibility_of(self.feeds.app, self.resource, self.context.user).admits(before)
 
     async def _view(self, change: Change, views: dict[Any, Any]) -> dict[str, Any] | None:
         key = (self.resource.name, self.owner, change.token)

@@ -24,7 +24,7 @@ from service.core.declarations import (DATA_MEMBER, MESSAGES, WRITE, Context, Re
                                        held_budget)
 from service.core.kernel import NotFound, PreconditionFailed, ValidationFailed
 from service.core.operations import crud as operations
-from service.core.reading import (apply_fieldsets, asked_relations, parse_fieldsets, serialize, visibility_of,
+from service.core.reading import (apply_fieldsets, fill, asked_relations, parse_fieldsets, serialize, visibility_of,
                                   with_relations)
 from service.core.writing import SetChange, Write, check_version, write
 from storage import Stale, Versions, canonical_id, version_of
@@ -177,5 +177,6 @@ async def preview(app: Restify, name: str, id: str, operation: str, relation: st
     context.action = operation
     resource = operations.enter(app, name, context, WRITE)
     planned = await _plan(app, resource, id, operation, relation, payload, context, None)
+    await fill(app, planned.resource, context, [planned.document])
     return {"record": serialize(app, planned.resource, context, planned.document), "relation": relation,
             "attach": planned.attached, "detach": planned.detached}

@@ -21,9 +21,9 @@ from service.core.declarations import MESSAGES, WRITE, Context, Resource, Restif
 from service.core.kernel import BadRequest, NotFound, ValidationFailed
 from service.core.operations.all_or_none import keyed, whole
 from service.core.operations.crud import deny, enter
-from service.core.reading import serialize, visibility_of
-from service.core.writing import (Prepared, Saved, Write, after_remove, before, before_remove, delete_record,
-                                  expected_versions, finish, persist, prepare)
+from service.core.reading import fill, serialize, visibility_of
+from service.core.writing import (Prepared, Saved, Write, after_remove, after_trash, before, before_remove,
+                                  delete_record, expected_versions, finish, persist, prepare, trash_record)
 from storage import BULK_MARK, Step, Versions, canonical_id, version_of
 
 log = logging.getLogger("restify.bulk")
@@ -217,6 +217,7 @@ async def preview_delete(app: Restify, name: str, items: Any, context: Context) 
     context.action = "delete"
     resource, _, documents = await _deletable(app, name, items, context)
     spent = budget_of(app, context)
+    await fill(app, resource, context, documents)
     return [serialize(app, resource, context, document, spent=spent) for document in documents]
 
 
@@ -228,12 +229,15 @@ async def delete_bulk(app: Restify, name: str, items: Any, context: Context) -> 
     pairs = list(zip(targets, documents, strict=True))
     await _each(pairs, lambda pair: before_remove(resource, context, pair[1], pair[0].versions))
 
+    soft = resource.soft_deletes  # then each record is trashed (an update), not deleted
+
     async def delete(pair: tuple[Target, dict[str, Any]], _: str | None) -> dict[str, Any]:
         try:
-            return await delete_record(app, resource, pair[1], _pinned(*pair))
+            return await (trash_record if soft else delete_record)(app, resource, pair[1], _pinned(*pair))
         except NotFound:  # deleted by someone else since it was read
             raise _gone() from None
 
-    removed = await whole(app, resource, "delete", [Step(d["id"], before=d) for d in documents], pairs, delete)
+    steps = [Step(d["id"], before=d) for d in documents]
+    removed = await whole(app, resource, "update" if soft else "delete", steps, pairs, delete)
     for document in removed:
-        await after_remove(app, resource, context, document)
+        await (after_trash(resource, context, document) if soft else after_remove(app, resource, context, document))

@@ -16,11 +16,12 @@ from service.core.declarations import (DATA_MEMBER, READ, WRITE, Budget, Context
                                        budget_of, encoded_size, held_budget, own_size)
 from service.core.kernel import Forbidden, NotFound, Unauthenticated
 from service.core.reading import (FILTER, Fieldsets, IndexQuery, Page, RelationTree, Visible, apply_fieldsets,
-                                  as_parameters, asked_relations, cursor_binding, cursor_key, index_query, load_related,
-                                  parse_fieldsets, read_cursor_page, read_through_page, record_meta,
-                                  refuse_before_reading, relation_key, require_readable, resource_object, search_within,
-                                  taking_turns, visibility_of, visible, with_eager, with_relations, with_relationships)
-from service.core.writing import Upload, Write, canonical_references, remove, write
+                                  as_parameters, asked_relations, cursor_binding, cursor_key, fill, forced,
+                                  index_query, load_related, parse_fieldsets, read_cursor_page, read_through_page,
+                                  record_meta, refuse_before_reading, relation_key, require_readable, resource_object,
+                                  search_within, taking_turns, trashed_asked, visibility_of, visible, with_eager,
+                                  with_relations, with_relationships)
+from service.core.writing import Upload, Write, canonical_references, remove, trash, write
 from service.core.writing import expected_versions, now  # noqa: F401 (the doors import them from here too)
 from storage import Filter, Versions
 
@@ -47,17 +48,29 @@ def enter(app: Restify, name: str, context: Context, kind: str) -> Resource:
     return resource
 
 
+# Policy methods a policy may leave out, and the one that answers for them then.
+FALLBACKS = {"view_trashed": "delete", "restore": "delete", "force_delete": "delete"}
+
+
 def _authorize(app: Restify, resource: Resource, action: str, context: Context,
                document: dict[str, Any] | None = None) -> None:
     record = resource.model(document) if document is not None else None
-    if not app.registry.policies.allows(resource.model, action, context.user, record):
+    gate = app.registry.policies.gate(resource.model, context.user)
+    allowed = gate.allows_or(action, FALLBACKS[action], record) if action in FALLBACKS else gate.allows(action, record)
+    if not allowed:
         raise deny(context)
 
 
-async def _find(app: Restify, resource: Resource, id: str, context: Context) -> dict[str, Any]:
+# The same check for the operations built beside these (soft deletes' restore).
+authorize = _authorize
+
+
+async def _find(app: Restify, resource: Resource, id: str, context: Context,
+                trashed: str = "without") -> dict[str, Any]:
     """The record, if `context.user` may see it (`visibility`): outside the scope, or refused by
-    `show`, it is as missing as an id that never existed, so ids cannot be probed."""
-    document = await visibility_of(app, resource, context.user).find(id)
+    `show`, it is as missing as an id that never existed, so ids cannot be probed. A trashed one
+    only when `trashed` lets it in."""
+    document = await visibility_of(app, resource, context.user, trashed).find(id)
     if document is None:
         raise NotFound()
     return document
@@ -76,9 +89,9 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     query = index_query(resource, fields, context, app.settings)  # a malformed query reads nothing
     require_readable(resource, query.related, context)
     chosen = parse_fieldsets(app, resource, context)
+    seen = visibility_of(app, resource, context.user, trashed_asked(context.params))
     await app.ready()
     collection = app.collection(resource)
-    seen = visibility_of(app, resource, context.user)
     async with taking_turns(app, resource, fields, query, context) as count_kept_for:  # expensive ones take turns
         where = await index_filter(app, resource, fields, query, context, seen)
         # A cursor is bound to what chooses and orders the records, and to the page size.
@@ -95,6 +108,7 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
             page = await read_page()
         total = await collection.count(where, count_kept_for) if query.counted else None
     rows = [(d, resource.model(d)) for d in seen.shown(page.documents)]
+    await fill(app, resource, context, [d for d, _ in rows], fields, chosen.get(resource.name))
     spent = budget_of(app, context)
     data, sizes = await _records(app, resource, context, seen.gate, rows, fields, query.related, chosen, spent)
     body = _envelope(context, query, page, repeated, total, len(rows))
@@ -224,7 +238,7 @@ async def show(app: Restify, name: str, id: str, context: Context) -> dict[str, 
     resource = enter(app, name, context, READ)
     asked = asked_relations(app, resource, context)
     chosen = parse_fieldsets(app, resource, context)
-    document = await _find(app, resource, id, context)
+    document = await _find(app, resource, id, context, trashed_asked(context.params))
     with held_budget(app, context) as spent:
         data = await with_relations(app, resource, context, document, asked, chosen)
         spent.charge(DATA_MEMBER)
@@ -259,9 +273,15 @@ async def update(app: Restify, name: str, id: str, payload: dict[str, Any], cont
 
 
 async def delete(app: Restify, name: str, id: str, context: Context, versions: Versions = None) -> None:
+    """A repository with soft deletes trashes the record, unless `?force=true` (policy `force_delete`,
+    else `delete`) deletes it for good, trashed or not."""
     app = app.pinned()
     context.action = "delete"
     resource = enter(app, name, context, WRITE)
-    document = await _find(app, resource, id, context)
-    _authorize(app, resource, "delete", context, document)
-    await remove(app, resource, context, document, versions)
+    force = resource.soft_deletes and forced(context.params)
+    document = await _find(app, resource, id, context, "with" if force else "without")
+    _authorize(app, resource, "force_delete" if force else "delete", context, document)
+    if resource.soft_deletes and not force:
+        await trash(app, resource, context, document, versions)
+    else:
+        await remove(app, resource, context, document, versions)

@@ -4,6 +4,7 @@ relation loading, fieldsets, serializing, and the admission of expensive queries
 May import: kernel, declarations (docs/architecture.md: the layers and their rules).
 """
 from service.core.reading.admission import taking_turns
+from service.core.reading.computed import ComputeContext, computed_fields, fill
 from service.core.reading.cursors import Page, cursor_binding, cursor_key, read_cursor_page
 from service.core.reading.fieldsets import Fieldsets, apply_fieldsets, parse_fieldsets, selectable
 from service.core.reading.filter_objects import FILTER, as_parameters, index_query, query_text
@@ -13,12 +14,13 @@ from service.core.reading.presenting import asked_relations, serialize, with_rel
 from service.core.reading.query import IndexQuery, RelationTree, max_related_depth
 from service.core.reading.serializer import iso, record_meta, resource_object, visible, with_relationships
 from service.core.reading.through import read_through_page, relation_key, search_within
-from service.core.reading.visibility import Visible, visibility_of
+from service.core.reading.visibility import Visible, forced, trashed_asked, visibility_of
 
 __all__ = [
-    "FILTER", "Fieldsets", "IndexQuery", "Page", "RelationTree", "Visible", "apply_fieldsets", "as_parameters",
-    "asked_relations", "cursor_binding", "cursor_key", "index_query", "iso", "load_related", "max_related_depth",
-    "parse_fieldsets", "query_text", "read_cursor_page", "read_through_page", "record_meta", "refuse_before_reading",
-    "relation_key", "require_readable", "resource_object", "search_within", "selectable", "serialize", "taking_turns",
-    "visibility_of", "visible", "with_eager", "with_relations", "with_relationships"
+    "ComputeContext", "FILTER", "Fieldsets", "IndexQuery", "Page", "RelationTree", "Visible", "apply_fieldsets",
+    "as_parameters", "asked_relations", "computed_fields", "cursor_binding", "cursor_key", "fill", "forced",
+    "index_query", "iso", "load_related", "max_related_depth", "parse_fieldsets", "query_text", "read_cursor_page",
+    "read_through_page", "record_meta", "refuse_before_reading", "relation_key", "require_readable",
+    "resource_object", "search_within", "selectable", "serialize", "taking_turns", "trashed_asked", "visibility_of",
+    "visible", "with_eager", "with_relations", "with_relationships"
 ]

@@ -5,7 +5,8 @@ records and the related ones in `relationships`, at any depth; `fields` is the s
 request lists or shows (both for one type: a 400). Names are attributes (the timestamps included) and
 relation names: a listed relation keeps its `relationships` entry, an unlisted one is left out (listing
 it does not load it: `related` does). `id`, `type` and `meta` always come. An unknown or hidden name is
-a 400 naming it, with the same words, so hidden fields cannot be probed.
+a 400 naming it, with the same words, so hidden fields (and those `can_see` keeps from the user)
+cannot be probed.
 
 The selection trims the answer; it does not reach the database: policies, flags, versions and relation
 keys are read from whole records, and a record is one document either way.
@@ -13,7 +14,7 @@ keys are read from whole records, and a record is one document either way.
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from service.core.declarations import Context, Resource
+from service.core.declarations import Context, Resource, askable
 from service.core.kernel import BadRequest
 from service.core.reading.query import FIELDSET_NAME
 from service.core.reading.serializer import TIMESTAMPS
@@ -25,8 +26,9 @@ Fieldsets = dict[str, frozenset[str]]  # type -> the names to keep
 
 
 def selectable(resource: Resource, context: Context) -> list[str]:
-    """The names `fields[<type>]` may list for `resource`: visible attributes, timestamps, relations."""
-    shown = [f.name for f in resource.fields(context) if not f.is_hidden]
+    """The names `fields[<type>]` may list for `resource`: visible attributes (not private to the
+    user), timestamps, relations."""
+    shown = [f.name for f in askable(resource.fields(context))]
     return [*shown, *TIMESTAMPS, *sorted(resource.relations)]
 
 

@@ -30,6 +30,7 @@ from service.core.declarations import (READ, RELATIONSHIPS_MEMBER, Budget, Conte
                                        budget_of, own_size, relation_size)
 from service.core.kernel import BadRequest
 from service.core.reading import visibility
+from service.core.reading.computed import fill
 from service.core.reading.fieldsets import Fieldsets
 from service.core.reading.query import RelationTree
 from service.core.reading.serializer import resource_object, visible
@@ -144,6 +145,7 @@ class _Loader:
                 if readable else []
             grouped = _group(relation, owners, targets)
             fields = visible(relation.target.fields(self.context))
+            await fill(self.app, relation.target, self.context, targets, fields, self.keep.get(relation.target.name))
             objects = {t["id"]: resource_object(relation.target.name, fields, t) for t in targets}
             target_keep = self.keep.get(relation.target.name)
             sizes = {i: own_size(o, target_keep) for i, o in objects.items()} if shown else dict.fromkeys(objects, 0)

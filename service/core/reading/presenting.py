@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from service.core.declarations import Budget, Context, Resource, budget_of, own_size
 from service.core.reading import loading
+from service.core.reading.computed import fill
 from service.core.reading.fieldsets import Fieldsets
 from service.core.reading.query import (
     RelationTree, check_parameter_names, max_related_depth, parse_related, relatable_per_page,
@@ -47,6 +48,7 @@ async def with_relations(app: "Restify", resource: Resource, context: Context, d
     trimmed to (`apply_fieldsets`), which its budget (`spent`, else the context's) counts."""
     tree, cap = asked if asked is not None else (loading.with_eager(resource, {}), None)
     spent, keep = spent if spent is not None else budget_of(app, context), chosen or {}
+    await fill(app, resource, context, [document], keep=keep.get(resource.name))
     data = serialize(app, resource, context, document, spent=spent, keep=keep.get(resource.name))
     if tree:
         related = await loading.load_related(app, resource, context, [document], tree, cap=cap, spent=spent, keep=keep)

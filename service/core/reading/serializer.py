@@ -1,6 +1,7 @@
 """Resource objects: `{"id", "type", "attributes", "relationships"?, "meta"?}`.
 
-Only exposed (non-hidden) fields appear; stored values are normalized by the
+Only exposed (non-hidden) fields appear, and a field by policy only where its `can_see` allows
+(`service.core.declarations.exposure`); stored values are normalized by the
 field's kind, so a boolean the server kept as 1/0 still reads as true/false.
 """
 from datetime import datetime, timezone
@@ -37,6 +38,8 @@ def attributes(fields: list[Field], document: dict[str, Any]) -> dict[str, Any]:
     get = document.get
     shown: dict[str, Any] = {}
     for field in fields:
+        if field.shown_for is not None and not field.shown_for(document):
+            continue  # `can_see` refuses this record's value to this user
         value = get(field.name)
         # Strings and None of text fields are shown as stored: the common case skips present().
         shown[field.name] = value if value is None or (type(value) is str and field.kind != "boolean") \

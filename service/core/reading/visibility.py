@@ -9,29 +9,39 @@ Every read takes it: index pages, totals and the records an index action selects
 getters name by id; relation loads; `exists:` checks; the parents a relation search or sort reads;
 and, tested in the process (`admits`), the changes a live feed delivers.
 
+A repository with `soft_deletes` keeps its trashed records (those with a `deleted_at`) out of all of
+these, here and nowhere else; `trashed="with"` or `"only"` (index and show's `?trashed=`, restore,
+a forced delete) lets them in, each shown only when the policy's `view_trashed` (else its `delete`)
+allows it for that record.
+
     seen = visibility_of(app, resource, context.user)
     where = seen.within(Filter(equals=...))     # the scope inside the query
     rows = seen.shown(await collection.find(where))
 """
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from service.core.declarations import Gate, Model, admits
+from service.core.declarations import DELETED_AT, Gate, Model, admits, to_boolean
+from service.core.kernel import BadRequest
 from storage import Filter
 
 if TYPE_CHECKING:
     from service.core.declarations import Resource, Restify
 
 
+TRASHED = ("without", "with", "only")  # which records of a soft-deleting repository a read takes
+
+
 class Visible:
     """One user's view of one repository, for one request: `allow_restify` is asked once, the scope
     compiled once (when first needed), and `show` once per record."""
 
-    def __init__(self, app: "Restify", resource: "Resource", user: Model | None) -> None:
+    def __init__(self, app: "Restify", resource: "Resource", user: Model | None, trashed: str = "without") -> None:
         self.app, self.resource, self.user = app, resource, user
         self.gate: Gate = app.registry.policies.gate(resource.model, user)
+        self.trashed = trashed if resource.soft_deletes else "without"  # no record is trashed
 
     @property
     def entered(self) -> bool:
@@ -44,12 +54,25 @@ class Visible:
         return self.app.registry.policies.scope(self.resource.model, self.user)
 
     def within(self, where: Filter | None = None) -> Filter:
-        """`where`, narrowed to the records the scope lets the user read."""
-        return replace(where if where is not None else Filter(), any_of=self.scope)
+        """`where`, narrowed to the records the scope lets the user read (and to those not trashed,
+        or only the trashed ones)."""
+        where = replace(where if where is not None else Filter(), any_of=self.scope)
+        if self.trashed == "with" or not self.resource.soft_deletes:
+            return where
+        return replace(where, conditions=(*where.conditions, (DELETED_AT, "null", self.trashed == "without")))
 
     def shows(self, document: dict[str, Any]) -> bool:
-        """`show` for a record the scope let through (see `Gate.shows`)."""
-        return self.gate.shows(self.resource.model(document))
+        """`show` for a record the scope let through (see `Gate.shows`); for a trashed one, then
+        `view_trashed` (else `delete`)."""
+        record = self.resource.model(document)
+        return self.gate.shows(record) and (self.trashed == "without" or document.get(DELETED_AT) is None
+                                            or self.gate.allows_or("view_trashed", "delete", record))
+
+    def taken(self, document: dict[str, Any]) -> bool:
+        """Whether the trashed state of `document` is one this view takes (`within`, in the process)."""
+        if self.trashed == "with" or not self.resource.soft_deletes:
+            return True
+        return (document.get(DELETED_AT) is not None) == (self.trashed == "only")
 
     def shown(self, documents: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         """The documents `show` allows, in their order."""
@@ -58,7 +81,7 @@ class Visible:
     def admits(self, document: dict[str, Any]) -> bool:
         """For a document no query read (a change stream delivered it): the scope tested in the
         process, as the query would test it, then `show`."""
-        return self.entered and admits(self.scope, document) and self.shows(document)
+        return self.entered and self.taken(document) and admits(self.scope, document) and self.shows(document)
 
     # -- reads -------------------------------------------------------------------------------------
     async def find_one(self, where: Filter) -> dict[str, Any] | None:
@@ -80,6 +103,29 @@ class Visible:
         return {document["id"]: document for document in found if self.shows(document)}
 
 
-def visibility_of(app: "Restify", resource: "Resource", user: Model | None) -> Visible:
-    """What `user` may see of `resource`'s records."""
-    return Visible(app, resource, user)
+def trashed_asked(params: Mapping[str, str]) -> str:
+    """Which records `?trashed=` asks for: "without" (not sent), "with" or "only"; anything else is a 400."""
+    raw = params.get("trashed")
+    if raw is None or raw == "":
+        return "without"
+    if raw not in TRASHED[1:]:
+        message = "The trashed parameter must be with or only."
+        raise BadRequest(message, {"trashed": [message]})
+    return raw
+
+
+def forced(params: Mapping[str, str]) -> bool:
+    """Whether `?force=true` asks a delete to delete a soft-deleting repository's record for good."""
+    raw = params.get("force")
+    if raw is None or raw == "":
+        return False
+    flag = to_boolean(raw)
+    if flag is None:
+        message = "The force parameter must be true or false."
+        raise BadRequest(message, {"force": [message]})
+    return flag
+
+
+def visibility_of(app: "Restify", resource: "Resource", user: Model | None, trashed: str = "without") -> Visible:
+    """What `user` may see of `resource`'s records (`trashed`: see `TRASHED`)."""
+    return Visible(app, resource, user, trashed)

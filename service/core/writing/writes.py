@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from service.core.declarations import Context, Field, Resource, Restify
+from service.core.declarations import Context, Field, Resource, Restify, refused_field
 from service.core.identity import after_user_delete, after_user_update
-from service.core.kernel import BadRequest, NotFound, PreconditionFailed, ValidationFailed
-from service.core.reading import iso, resource_object, serialize
+from service.core.kernel import BadRequest, Forbidden, NotFound, PreconditionFailed, ValidationFailed
+from service.core.reading import fill, iso, resource_object, serialize
 from service.core.writing import uploads
 from service.core.writing.validation import unique_message, validate_request
 from storage import VERSION, DuplicateKey, Versions, new_id, version_of
@@ -115,6 +115,7 @@ async def prepare(plan: Write) -> Prepared:
     if plan.decided is not None:
         values, pending = dict(plan.decided), []
     else:
+        check_fields_allowed(plan)
         values, pending = await validate_request(app, plan.fields, plan.payload, plan.action, record_id=record_id,
                                                  files=plan.files, existing=plan.existing, acting=context.user)
     if plan.creating:
@@ -125,6 +126,14 @@ async def prepare(plan: Write) -> Prepared:
         values["created_at"] = stamp
     values["updated_at"] = stamp
     return Prepared(plan, values, pending, record_id or new_id())
+
+
+def check_fields_allowed(plan: Write) -> None:
+    """403 naming the first field the body sends that `can_store` / `can_update` refuse to the user."""
+    record = None if plan.existing is None else plan.resource.model(plan.existing)
+    refused = refused_field(plan.fields, [*plan.payload, *(plan.files or {})], plan.context.user, record)
+    if refused is not None:
+        raise Forbidden(f"You may not {'set' if record is None else 'change'} the field {refused!r}.")
 
 
 async def before(prepared: Prepared) -> None:
@@ -158,6 +167,8 @@ async def finish(prepared: Prepared, document: dict[str, Any]) -> Written:
         context.user = plan.resource.model(document)
     if not plan.answer:
         return Written(document, {})
+    document = dict(document)  # the answer's copy: computed values are added to it, never stored
+    await fill(plan.app, plan.resource, context, [document], plan.fields)
     data = serialize(plan.app, plan.resource, context, document, fields=plan.fields) if plan.flags \
         else resource_object(plan.resource.name, plan.fields, document)
     return Written(document, data)
@@ -208,6 +219,11 @@ async def before_remove(resource: Resource, context: Context, document: dict[str
     """The version read, then the before-hook: nothing is deleted yet."""
     check_version(document, versions)
     await run_hook(resource.repository.before_delete, context, resource.model(document))
+
+
+async def after_trash(resource: Resource, context: Context, trashed: dict[str, Any]) -> None:
+    """A trashing's after-hook (soft deletes: `trashing.py`); the files stay, a restore needs them."""
+    await run_hook(resource.repository.deleted, context, resource.model(trashed))
 
 
 async def delete_record(app: Restify, resource: Resource, document: dict[str, Any],
