@@ -3,7 +3,8 @@ matching a record against conditions, password hashing, health.
 
 May import: nothing of core (docs/architecture.md: the layers and their rules).
 """
-from service.core.kernel.errors import (BadRequest, Busy, DeclarationError, Forbidden, LiveUnavailable,
+from service.core.kernel.errors import (BadRequest, Busy, DeclarationError, EmailNotVerified, Forbidden,
+                                        LiveUnavailable,
                                         NotAnApplication, NotFound, PreconditionFailed, ResponseTooLarge,
                                         ServiceUnavailable, TooManyRequests, Unauthenticated, ValidationFailed)
 from service.core.kernel.matching import Condition, satisfies
@@ -15,7 +16,8 @@ from service.core.kernel.passwords import Passwords
 
 __all__ = [
     "BY_OBJECT_NAME", "CONDITIONS", "EXACT", "FLAG", "LIST", "NAME", "NEGATED", "OPERATORS", "RESERVED", "Arity",
-    "BadRequest", "Busy", "Condition", "DeclarationError", "Forbidden", "LiveUnavailable", "NotAnApplication",
+    "BadRequest", "Busy", "Condition", "DeclarationError", "EmailNotVerified", "Forbidden", "LiveUnavailable",
+    "NotAnApplication",
     "NotFound", "Operator", "Passwords", "PreconditionFailed", "ResponseTooLarge", "ServiceUnavailable",
     "TooManyRequests", "Unauthenticated", "ValidationFailed", "attribute_label", "choices", "collection_name",
     "for_type", "query_text", "refuse", "refuse_field", "refuse_null", "refuse_operator", "refuse_shape", "satisfies",

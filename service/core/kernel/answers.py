@@ -10,8 +10,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from service.core.kernel.errors import (API, BadRequest, Busy, EndpointUnavailable, Forbidden, HostNotAllowed,
-                                        LiveUnavailable, MalformedRequest, MethodNotAllowed, NotFound, NotReady,
+from service.core.kernel.errors import (API, BadRequest, Busy, EmailNotVerified, EndpointUnavailable, Forbidden,
+                                        HostNotAllowed, LiveUnavailable, MalformedRequest, MethodNotAllowed, NotFound,
+                                        NotReady,
                                         OriginNotAllowed, PayloadTooLarge, PreconditionFailed, ResponseTooLarge,
                                         RestifyError, ServerBusy, ServiceUnavailable, TooManyRequests,
                                         Unauthenticated, UriTooLong, ValidationFailed)
@@ -20,8 +21,9 @@ from storage import Stale, Unavailable, Unstorable
 log = logging.getLogger("restify.errors")
 
 TABLE: tuple[type[RestifyError], ...] = (
-    BadRequest, MalformedRequest, ResponseTooLarge, Unauthenticated, Forbidden, NotFound, MethodNotAllowed,
-    PreconditionFailed, PayloadTooLarge, UriTooLong, ValidationFailed, TooManyRequests, Busy, LiveUnavailable,
+    BadRequest, MalformedRequest, ResponseTooLarge, Unauthenticated, Forbidden, EmailNotVerified, NotFound,
+    MethodNotAllowed, PreconditionFailed, PayloadTooLarge, UriTooLong, ValidationFailed, TooManyRequests, Busy,
+    LiveUnavailable,
     ServiceUnavailable, ServerBusy, EndpointUnavailable, HostNotAllowed, OriginNotAllowed, NotReady,
 )
 

@@ -6,6 +6,7 @@
     ├── ResponseTooLarge        400  the answer would be larger than `server.max_response_bytes`
     ├── Unauthenticated         401  no valid bearer token where one is needed
     ├── Forbidden               403  a policy said no
+    │   ├── EmailNotVerified    403  a write by an unconfirmed address (`auth.require_verified`)
     │   └── OriginNotAllowed    403  MCP: an Origin header not in `mcp.allowed_origins`
     ├── NotFound                404  no such resource or record
     ├── HostNotAllowed          421  MCP: a Host header not in `mcp.allowed_hosts`
@@ -87,6 +88,11 @@ class Unauthenticated(RestifyError):
 class Forbidden(RestifyError):
     status, code, default_message = 403, "FORBIDDEN", "This action is unauthorized."
     when = "A logged-in user refused by the repository's policy."
+
+
+class EmailNotVerified(Forbidden):
+    code, default_message = "EMAIL_NOT_VERIFIED", "Your email address is not verified."
+    when = "A write by a user whose address is not confirmed while `auth.require_verified` is on."
 
 
 class NotFound(RestifyError):

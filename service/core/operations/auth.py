@@ -11,6 +11,7 @@ from service.core.declarations import Context, Model, Resource, Restify, email_k
 from service.core.identity import (TOKENS, create_token, digest, judge_password, login_attempt, registration_attempt,
                                    revoke_tokens)
 from service.core.kernel import BadRequest, Unauthenticated, ValidationFailed
+from service.core.operations.accounts import after_registration
 from service.core.reading import serialize
 from service.core.writing import Write, now, write
 from storage import Filter, is_valid_id
@@ -74,6 +75,7 @@ async def register(app: Restify, payload: dict[str, Any], context: Context) -> d
     """Creates a user, then a token."""
     app = app.pinned()
     user = await create_user(app, payload, context)
+    await after_registration(app, context)
     return _with_token(user, await create_token(app, user["id"]))
 
 

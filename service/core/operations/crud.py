@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 
 from service.core.declarations import (DATA_MEMBER, Budget, Context, Resource, Restify, Room, budget_of, encoded_size,
                                        held_budget, own_size)
+from service.core.identity import refuse_unverified
 from service.core.kernel import Forbidden, NotFound, Unauthenticated
 from service.core.reading import (FILTER, Fieldsets, IndexQuery, Page, RelationTree, Visible, apply_fieldsets,
                                   as_parameters, asked_relations, cursor_binding, cursor_key, index_query, load_related,
@@ -40,6 +41,7 @@ def enter(app: Restify, name: str, context: Context) -> Resource:
         raise NotFound(f"No repository {name!r}" + (f"; the repositories are: {', '.join(known)}." if known else "."))
     if not app.registry.policies.for_model(resource.model).allow_restify(context.user):
         raise deny(context)
+    refuse_unverified(app, context)  # a write, by a user whose address is not confirmed yet
     return resource
 
 

@@ -1,0 +1,50 @@
+"""A real SMTP server for the tests (aiosmtpd, in a thread of its own), and the mail it received."""
+import email
+import email.policy
+import socket
+from email.message import EmailMessage
+from typing import Any
+
+from aiosmtpd.controller import Controller
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class Inbox:
+    """aiosmtpd's handler: keeps every message accepted, parsed."""
+
+    def __init__(self) -> None:
+        self.messages: list[EmailMessage] = []
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        parsed = email.message_from_bytes(envelope.content, policy=email.policy.default)
+        assert isinstance(parsed, EmailMessage)
+        self.messages.append(parsed)
+        return "250 Message accepted for delivery"
+
+
+class SmtpServer:
+    """Started and stopped on one port, so a service configured for it before it runs finds it later."""
+
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.inbox = Inbox()
+        self._controller: Controller | None = None
+
+    @property
+    def url(self) -> str:
+        return f"smtp://127.0.0.1:{self.port}"
+
+    def start(self) -> "SmtpServer":
+        self._controller = Controller(self.inbox, hostname="127.0.0.1", port=self.port)
+        self._controller.start()
+        return self
+
+    def stop(self) -> None:
+        if self._controller is not None:
+            self._controller.stop()
+            self._controller = None
