@@ -71,7 +71,12 @@ async def deliver(settings: Settings, db: Database, holder: str = HOLDER, now: f
         if not await outbox.claim(LEASE, holder, lease, now=moment):  # still ours, for this message too
             break
         try:
-            await send(settings, _email(settings, stored), stored["id"])
+            message = _email(settings, stored)
+        except (ValueError, TypeError) as error:  # a header no server would take: no attempt will do better
+            await outbox.fail(stored["id"], f"not a valid message: {error}", now=moment)
+            continue
+        try:
+            await send(settings, message, stored["id"])
         except Permanent as error:
             log.error("mail to %s refused for good: %s", stored["to"], error)
             await outbox.fail(stored["id"], str(error), now=moment)
@@ -106,6 +111,8 @@ async def run_sender(settings: Settings, db: Database, stop: asyncio.Event) -> N
             await deliver(settings, db)
         except StorageError as error:  # the database is away: the messages wait in it
             log.warning("mail sender: %s", error)
+        except Exception:  # noqa: BLE001 - the sender outlives one bad pass; the messages stay in the outbox
+            log.exception("mail sender failed; trying again in %.0f s", poll)
         waits = [asyncio.ensure_future(nudge.wait()), asyncio.ensure_future(stop.wait())]
         await asyncio.wait(waits, timeout=poll, return_when=asyncio.FIRST_COMPLETED)
         for waiting in waits:

@@ -94,6 +94,10 @@ class EmailNotVerified(Forbidden):
     code, default_message = "EMAIL_NOT_VERIFIED", "Your email address is not verified."
     when = "A write by a user whose address is not confirmed while `auth.require_verified` is on."
 
+    def body(self) -> dict[str, Any]:
+        # The code in the body too: a client tells "confirm your address first" from a policy's refusal.
+        return {**super().body(), "code": self.code}
+
 
 class NotFound(RestifyError):
     status, code, default_message = 404, "NOT_FOUND", "Not found."
