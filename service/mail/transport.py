@@ -32,7 +32,7 @@ class Permanent(Exception):
 
 async def send(settings: Settings, message: EmailMessage, name: str) -> None:
     """Sends `message` the way `mail.url` says; `name` (the outbox id) names its `.eml` file."""
-    url = str(settings.value("mail", "url") or "log").strip()
+    url = str(settings.value("mail", "url")).strip()
     if url == "log":
         _write(settings, message, name)
         return

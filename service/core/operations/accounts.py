@@ -44,7 +44,7 @@ async def _by_email(app: Restify, resource: Resource, email: str) -> dict[str, A
 
 
 def _reset_link(app: Restify, context: Context, token: str, email: str) -> str:
-    configured = str(app.settings.value("auth", "reset_url") or "")
+    configured = str(app.settings.value("auth", "reset_url"))
     if configured:
         return configured.replace("{token}", quote(token)).replace("{email}", quote(email))
     prefix = str(app.settings.get("server", "auth_prefix")).rstrip("/")
