@@ -2,6 +2,7 @@
 import email
 import email.policy
 import socket
+import threading
 from email.message import EmailMessage
 from typing import Any
 
@@ -20,6 +21,7 @@ class Inbox:
     def __init__(self) -> None:
         self.messages: list[EmailMessage] = []
         self.refuse: set[str] = set()  # recipients refused for good (550)
+        self._arrived = threading.Condition()
 
     async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str, options: list[str]) -> str:
         if address in self.refuse:
@@ -30,8 +32,16 @@ class Inbox:
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         parsed = email.message_from_bytes(envelope.content, policy=email.policy.default)
         assert isinstance(parsed, EmailMessage)
-        self.messages.append(parsed)
+        with self._arrived:
+            self.messages.append(parsed)
+            self._arrived.notify_all()
         return "250 Message accepted for delivery"
+
+    def wait_for(self, count: int, timeout: float) -> list[EmailMessage]:
+        """The messages once `count` have arrived (a process sends them); AssertionError after `timeout`."""
+        with self._arrived:
+            assert self._arrived.wait_for(lambda: len(self.messages) >= count, timeout), self.messages
+            return list(self.messages)
 
 
 class SmtpServer:
