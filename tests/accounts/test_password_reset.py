@@ -137,3 +137,13 @@ async def test_a_flood_of_resets_is_429(api, restify, smtp, ann):
     others = [(await api.post("/api/forgot-password", {"email": f"x{i}@example.com"})).status for i in range(2)]
     assert others == [202, 429]  # the client's own limit: 4 in all, whatever the email, refused ones too
     assert len(await restify.db.outbox().waiting()) == 2
+
+
+@pytest.mark.parametrize("password", [None, "", 12345678, ["brand-new-pass"], {"a": 1}])
+async def test_a_missing_or_malformed_password_is_422_and_keeps_the_token(api, restify, smtp, ann, password):
+    smtp.start()
+    token = await ask_reset(api, restify, smtp, ann["email"])
+    response = await api.post("/api/reset-password", {"email": ann["email"], "token": token, "password": password,
+                                                      "password_confirmation": password})
+    assert (response.status, list(response.json["errors"])) == (422, ["password"])
+    assert (await api.post("/api/reset-password", reset_body(ann["email"], token))).status == 200

@@ -8,7 +8,8 @@ from service.core.identity.resets import create_reset_token, use_reset_token
 from service.core.identity.tokens import (TOKENS, after_user_delete, after_user_update, create_token, digest,
                                           revoke_tokens)
 from service.core.identity.verification import (VERIFIED, after_address_change, email_hash, is_verified, link_state,
-                                                refuse_unverified, send_verification, unverified_on_change)
+                                                refuse_unverified, send_verification, unverified_on_change,
+                                                verifies_email)
 
 __all__ = [
     "TOKENS", "after_user_delete", "after_user_update", "create_token", "digest", "judge_password", "login_attempt",
@@ -16,5 +17,5 @@ __all__ = [
     # accounts: password resets and email verification
     "VERIFIED", "after_address_change", "create_reset_token", "email_hash", "is_verified", "link_state",
     "refuse_unverified", "resend_attempt", "reset_attempt", "send_verification", "unverified_on_change",
-    "use_reset_token",
+    "use_reset_token", "verifies_email",
 ]

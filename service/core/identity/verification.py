@@ -63,6 +63,11 @@ def link_state(app: "Restify", user_id: str, hashed: str, expires: Any, signatur
     return "valid" if int(expires) > time.time() else "expired"
 
 
+def verifies_email(app: "Restify") -> bool:
+    """`auth.verify_email`: registrations and changes of address mail a link to confirm it."""
+    return app.settings.get("auth", "verify_email") is True
+
+
 def is_verified(user: Any) -> bool:
     return bool(getattr(user, VERIFIED, None))
 
@@ -94,7 +99,7 @@ async def send_verification(app: "Restify", user: dict[str, Any], context: "Cont
 def _changes_address(app: "Restify", resource: "Resource", existing: dict[str, Any] | None,
                      email: Any) -> bool:
     users = app.user_resource
-    return (app.settings.get("auth", "verify_email") is True and existing is not None and users is not None
+    return (verifies_email(app) and existing is not None and users is not None
             and users.name == resource.name and isinstance(email, str)
             and email_key(email) != email_key(str(existing.get("email") or "")))
 

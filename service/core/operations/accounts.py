@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from service.core.declarations import Context, Resource, Restify, email_key
 from service.core.identity import (VERIFIED, create_reset_token, email_hash, is_verified, link_state, resend_attempt,
-                                   reset_attempt, revoke_tokens, send_verification, use_reset_token)
+                                   reset_attempt, revoke_tokens, send_verification, use_reset_token, verifies_email)
 from service.core.kernel import BadRequest, Forbidden, Unauthenticated, ValidationFailed
 from service.core.writing import Write, now, write
 from service.mail import enqueue
@@ -123,5 +123,5 @@ async def resend_verification(app: Restify, context: Context) -> dict[str, Any]:
 
 async def after_registration(app: Restify, context: Context) -> None:
     """With `auth.verify_email`, the user just registered (`context.user`) gets a link to confirm."""
-    if context.user is not None and app.settings.get("auth", "verify_email") is True:
+    if context.user is not None and verifies_email(app):
         await send_verification(app, dict(context.user.attributes), context)
