@@ -19,7 +19,7 @@ from typing import Any
 from service.config import Settings
 from service.mail.templates import render
 from service.mail.transport import Permanent, Transient, send
-from storage import Database, StorageError
+from storage import Database, Outbox, StorageError
 
 log = logging.getLogger("restify.mail")
 LEASE = "mail-sender"
@@ -89,7 +89,7 @@ async def deliver(settings: Settings, db: Database, holder: str = HOLDER, now: f
     return sent
 
 
-async def _retry_later(settings: Settings, outbox: Any, stored: dict[str, Any], error: str, moment: float) -> None:
+async def _retry_later(settings: Settings, outbox: Outbox, stored: dict[str, Any], error: str, moment: float) -> None:
     age = moment - float(stored.get("created_at") or moment)
     if age >= float(settings.positive("mail", "give_up_after_seconds")):
         log.error("mail to %s not sent after %d attempts, given up: %s", stored["to"], stored["attempts"] + 1, error)

@@ -99,3 +99,13 @@ async def test_templates_are_overridden_by_the_application(tmp_path, db):
     (stored,) = await db.outbox().waiting()
     assert (stored["subject"], stored["text"]) == ("Bienvenue Ann", "Voici: http://x/<y>\n")
     assert 'href="http://x/&lt;y&gt;"' in stored["html"]  # the framework's HTML, its values escaped
+
+
+@pytest.mark.parametrize("config", [{"mail": {"starttls": "required"}}], indirect=True)
+async def test_starttls_required_sends_nothing_in_clear(restify, smtp):
+    smtp.start()  # a server that offers no STARTTLS
+    await enqueue(restify.settings, restify.db, "ann@example.com", "verify_email", {"link": "http://x"})
+    assert await deliver(restify.settings, restify.db) == 0
+    (waiting,) = await restify.db.outbox().waiting()
+    assert waiting["attempts"] == 1 and "STARTTLS" in waiting["last_error"]
+    assert smtp.inbox.messages == []

@@ -38,9 +38,12 @@ def email_hash(email: str) -> str:
     return hashlib.sha256(email_key(email).encode()).hexdigest()
 
 
+def _path(app: "Restify", user_id: str, hashed: str) -> str:
+    return f"{str(app.settings.get('server', 'auth_prefix')).rstrip('/')}/verify-email/{user_id}/{hashed}"
+
+
 def verification_path(app: "Restify", user_id: str, email: str) -> str:
-    prefix = str(app.settings.get("server", "auth_prefix")).rstrip("/")
-    return f"{prefix}/verify-email/{user_id}/{email_hash(email)}"
+    return _path(app, user_id, email_hash(email))
 
 
 def _signature(app: "Restify", path: str, expires: str) -> str:
@@ -57,8 +60,7 @@ def link_state(app: "Restify", user_id: str, hashed: str, expires: Any, signatur
     """"valid", "expired" (signed by us, but late) or "invalid" (forged, altered or incomplete)."""
     if not isinstance(expires, str) or not isinstance(signature, str) or not expires.isdigit():
         return "invalid"
-    path = f"{str(app.settings.get('server', 'auth_prefix')).rstrip('/')}/verify-email/{user_id}/{hashed}"
-    if not hmac.compare_digest(_signature(app, path, expires), signature):
+    if not hmac.compare_digest(_signature(app, _path(app, user_id, hashed), expires), signature):
         return "invalid"
     return "valid" if int(expires) > time.time() else "expired"
 
