@@ -33,6 +33,7 @@ setup(
                  "playwright>=1.45"],  # drives the system's Chromium (tests/explorer); its browsers are not installed
         "lint": ["ruff>=0.6,<1", "mypy>=1.10,<3"],
         "docs": ["mkdocs>=1.6,<2"],
+        "bench": ["eve>=2.3,<2.4", "gunicorn>=22"],  # the peer `python -m bench.run` measures beside bare
     },
     entry_points={"console_scripts": ["restify=service.cli:main"]},
 )

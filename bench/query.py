@@ -157,7 +157,7 @@ def _print_pairs(rows: list[Row]) -> None:
     print("\nWithin the service, measured alternately (A vs B): req/s, p50 ms, server CPU ms per request")
     print(f"{'A vs B':<58}{'conns':>6} | {'A req/s':>8}{'p50':>7}{'CPU':>6} | {'B req/s':>8}{'p50':>7}{'CPU':>6} | "
           f"{'A÷B req/s':>9}{'B÷A p50':>9}")
-    for name, connections, a, b in rows:
+    for name, connections, a, b, _ in rows:
         print(f"{name:<58}{connections:>6} | {a.load.rps:>8.0f}{a.load.p50_ms:>7.1f}{a.cpu_ms_per_request:>6.2f} | "
               f"{b.load.rps:>8.0f}{b.load.p50_ms:>7.1f}{b.cpu_ms_per_request:>6.2f} | "
               f"{a.load.rps / b.load.rps if b.load.rps else 0:>9.2f}"

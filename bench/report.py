@@ -42,22 +42,35 @@ def combine(runs: list[Measurement]) -> Measurement:
     return Measurement(pooled, per_process, sum(r.db_cpu_s for r in runs), sum(r.other_cpu_s for r in runs))
 
 
-Row = tuple[str, int, Measurement, Measurement]
+# (case, connections, service, bare, Eve: None where Eve has no such request or is not installed)
+Row = tuple[str, int, Measurement, Measurement, Measurement | None]
+
+
+def _ratio(side: LoadResult, other: LoadResult) -> float:
+    return side.rps / other.rps if other.rps else 0.0
 
 
 def print_throughput(rows: list[Row], args: argparse.Namespace) -> None:
+    with_eve = any(row[4] is not None for row in rows)
     print(f"\nThroughput and latency: {args.processes} process(es) each, client {args.client}, "
-          f"{args.rounds} x {args.duration:g} s per side and case (alternating service, bare)")
+          f"{args.rounds} x {args.duration:g} s per side and case (alternating service, bare"
+          f"{', Eve' if with_eve else ''})")
+    eve_heading = f" | {'Eve req/s':>9}{'p50 ms':>9}{'p99 ms':>9} | {'service/Eve':>11}" if with_eve else ""
     print(f"{'operation':<30}{'conns':>6} | {'service req/s':>13}{'p50 ms':>9}{'p99 ms':>9} | "
-          f"{'bare req/s':>10}{'p50 ms':>9}{'p99 ms':>9} | {'service/bare':>12}")
+          f"{'bare req/s':>10}{'p50 ms':>9}{'p99 ms':>9} | {'service/bare':>12}{eve_heading}")
     failures = []
-    for name, connections, service, bare in rows:
+    for name, connections, service, bare, eve in rows:
         s, b = service.load, bare.load
-        ratio = s.rps / b.rps if b.rps else 0.0
-        print(f"{name:<30}{connections:>6} | {s.rps:>13.0f}{s.p50_ms:>9.1f}{s.p99_ms:>9.1f} | "
-              f"{b.rps:>10.0f}{b.p50_ms:>9.1f}{b.p99_ms:>9.1f} | {ratio:>12.2f}")
-        for side, result in (("service", s), ("bare", b)):
-            if result.failures:
+        line = (f"{name:<30}{connections:>6} | {s.rps:>13.0f}{s.p50_ms:>9.1f}{s.p99_ms:>9.1f} | "
+                f"{b.rps:>10.0f}{b.p50_ms:>9.1f}{b.p99_ms:>9.1f} | {_ratio(s, b):>12.2f}")
+        if eve is not None:
+            e = eve.load
+            line += f" | {e.rps:>9.0f}{e.p50_ms:>9.1f}{e.p99_ms:>9.1f} | {_ratio(s, e):>11.2f}"
+        elif with_eve:
+            line += f" | {'-':>9}{'':>18} | {'-':>11}"
+        print(line)
+        for side, result in (("service", s), ("bare", b), ("Eve", eve.load if eve else None)):
+            if result is not None and result.failures:
                 failures.append(f"{name} x{connections}: {side} had {result.failures} failed requests")
     for line in failures:
         print(f"  !! {line}")
@@ -79,7 +92,7 @@ def print_cpu(rows: list[Row], args: argparse.Namespace) -> None:
     print(_CPU_LEGEND)
     print(f"{'operation':<30}{'conns':>6} | {'service CPU s':>20}{'ms/req':>7}{'DB ms':>7}{'DB busy':>8} | "
           f"{'bare CPU s':>20}{'ms/req':>7}{'DB ms':>7}{'DB busy':>8} | {'client s':>11} | {'other s':>11}")
-    for name, connections, service, bare in rows:
+    for name, connections, service, bare, _ in rows:
         cells = []
         for side in (service, bare):
             cells.append(f"{side.server_cpu_s:>6.1f} [{_per_process(side.process_cpu_s):>11}]"

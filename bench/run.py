@@ -1,12 +1,15 @@
-"""The benchmark: the service against a bare Tornado + Motor app doing the same database work.
+"""The benchmark: the service against a bare Tornado + Motor app doing the same database work, and
+against Eve, a peer.
 
     python -m bench.run [--connections 16,64] [--duration 5] [--rounds 2] [--processes 1]
                         [--client auto|wrk|python] [--only NAME]
 
 Starts an embedded nx-27017 in a temp dir, seeds 100 users / 1,000 posts / 5,000 comments,
-starts `restify serve --processes N` and `bench/bare.py` with N processes, checks both
-answer alike, then loads each with keep-alive clients and prints req/s, p50, p99, the ratio
-service ÷ bare, and the CPU seconds the servers and the database used in each run.
+starts `restify serve --processes N`, `bench/bare.py` with N processes and, when the `bench` extra is
+installed, Eve on gunicorn with N workers (`bench/eve_app.py`: the index, a single post and a store,
+with token auth reading the database), checks service and bare answer alike, then loads each with
+keep-alive clients and prints req/s, p50, p99, the ratios service ÷ bare and service ÷ Eve, and the CPU
+seconds the servers and the database used in each run.
 Every process it starts is stopped at the end, on error and on Ctrl-C too.
 """
 import argparse
@@ -21,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.load import LoadResult, Target, run_load, wrk_available
-from bench.parity import Case, check_parity
+from bench.parity import Case, check_parity, fetch
 from bench.procs import (
     ROOT, Managed, Workspace, command_line, descendants, in_workspace, machine_busy_seconds, total_cpu,
 )
@@ -60,6 +63,18 @@ def _cases(post_id: str, token: str) -> list[Case]:
                   {"id": post_id}), {**bearer, **json_type}, show),
         ("store", "POST", "/api/restify/posts", STORE_BODY, {**bearer, **json_type}, None),
     ]
+
+
+Request = tuple[str, str, bytes, dict[str, str]]  # method, path, body, headers
+
+
+def _eve_requests(post_id: str, token: str) -> dict[str, Request]:
+    """Eve's request for the cases it can answer alike (no relations, no GraphQL): a page of 15 without
+    a total (the service counts), a single post with a token, a store with a token."""
+    bearer = {"Authorization": f"Bearer {token}"}
+    return {"index": ("GET", "/posts", b"", {}),
+            "show related=comments,tags": ("GET", f"/posts/{post_id}", b"", bearer),
+            "store": ("POST", "/posts", STORE_BODY, {**bearer, "Content-Type": "application/json"})}
 
 
 @asynccontextmanager
@@ -159,10 +174,15 @@ def _bench(workspace: Workspace, args: argparse.Namespace) -> int:
     env = {**os.environ, "MONGODB_URI": database.uri, "RESTIFY_DATABASE_NAME": DB_NAME}
     print("seeding 100 users, 1,000 posts, 5,000 comments ...", flush=True)
     post_id, token = asyncio.run(_seed(database.uri, env))
-    servers = start_servers(workspace, env, args)
+    servers = start_servers(workspace, env, args, with_eve=True)
     cases = [c for c in _cases(post_id, token) if selected(c[0], args.only)]
     check_parity(HOST, servers.service_port, servers.bare_port, cases)
-    rows = measure_cases(cases, servers, args, workspace.dir)
+    eve = _eve_requests(post_id, token) if servers.eve is not None else {}
+    for name, (method, path, body, headers) in eve.items():
+        status, _ = fetch(HOST, servers.eve_port, method, path, body, headers)
+        if status not in (200, 201):
+            raise RuntimeError(f"{name}: Eve answered {status}; see {servers.eve.log if servers.eve else ''}")
+    rows = measure_cases(cases, servers, args, workspace.dir, eve)
     print_throughput(rows, args)
     print_cpu(rows, args)
     return 0
@@ -179,35 +199,65 @@ class Servers:
     service_port: int
     bare_port: int
     db_pid: int
+    eve: Managed | None = None
+    eve_port: int = 0
 
 
-def start_servers(workspace: Workspace, env: dict[str, str], args: argparse.Namespace) -> Servers:
-    """`restify serve` and the bare app, both on the workspace's database, ready to answer."""
+def eve_installed() -> bool:
+    try:
+        import eve  # noqa: F401
+        import gunicorn  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def start_servers(workspace: Workspace, env: dict[str, str], args: argparse.Namespace,
+                  with_eve: bool = False) -> Servers:
+    """`restify serve` and the bare app (and Eve, when asked and installed), all on the workspace's
+    database, ready to answer."""
     assert workspace.database is not None
     service_port, bare_port = free_port(), free_port()
     service = workspace.serve(env, service_port, args.processes)
     bare = workspace.start("bare", [sys.executable, "-m", "bench.bare", "--uri", workspace.database.uri, "--db",
                                     DB_NAME, "--port", str(bare_port), "--processes", str(args.processes)], env)
     bare.wait_for("bare serving", count=args.processes)
-    return Servers(service, bare, service_port, bare_port, _embedded_pid(workspace.database.uri))
+    servers = Servers(service, bare, service_port, bare_port, _embedded_pid(workspace.database.uri))
+    if with_eve and not eve_installed():
+        print("Eve is not installed (pip install -e '.[bench]'): its columns are left out", flush=True)
+    elif with_eve:
+        servers.eve_port = free_port()
+        # gthread workers, 8 threads each: Flask and PyMongo block, so a worker serves 8 requests at once.
+        servers.eve = workspace.start("eve", [sys.executable, "-m", "gunicorn", "-k", "gthread", "-w",
+                                              str(args.processes), "--threads", "8", "-b",
+                                              f"{HOST}:{servers.eve_port}", "bench.eve_app:make_app()"],
+                                      {**env, "EVE_MONGO_URI": workspace.database.uri, "EVE_DB": DB_NAME})
+        servers.eve.wait_for("Booting worker", count=args.processes)
+    return servers
 
 
-def measure_cases(cases: list[Case], servers: Servers, args: argparse.Namespace, workdir: Path) -> list[Row]:
-    """Each case at each connection count: service, bare, service, bare ... (`--rounds`), pooled."""
+def measure_cases(cases: list[Case], servers: Servers, args: argparse.Namespace, workdir: Path,
+                  eve: dict[str, Request] | None = None) -> list[Row]:
+    """Each case at each connection count: service, bare(, Eve), service, bare ... (`--rounds`), pooled."""
     rows: list[Row] = []
     for name, method, path, body, headers, bare_request in cases:
         requests = {"service": (method, path, headers, body)}
         b_method, b_path, b_body, b_headers = bare_request or (method, path, body, headers)
         requests["bare"] = (b_method, b_path, b_headers, b_body)
+        sides = [("service", servers.service, servers.service_port), ("bare", servers.bare, servers.bare_port)]
+        if eve and name in eve and servers.eve is not None:
+            e_method, e_path, e_body, e_headers = eve[name]
+            requests["eve"] = (e_method, e_path, e_headers, e_body)
+            sides.append(("eve", servers.eve, servers.eve_port))
         for connections in args.connections:
-            runs: dict[str, list[Measurement]] = {"service": [], "bare": []}
-            # Alternating rounds, so a slow spell of the shared database hits both sides alike.
+            runs: dict[str, list[Measurement]] = {side: [] for side, _, _ in sides}
+            # Alternating rounds, so a slow spell of the shared database hits every side alike.
             for _ in range(args.rounds):
-                for side, server, port in (("service", servers.service, servers.service_port),
-                                           ("bare", servers.bare, servers.bare_port)):
+                for side, server, port in sides:
                     target = Target(HOST, port, *requests[side])
                     runs[side].append(_measure(server, servers.db_pid, target, connections, args, workdir))
-            rows.append((name, connections, combine(runs["service"]), combine(runs["bare"])))
+            peer = combine(runs["eve"]) if "eve" in runs else None
+            rows.append((name, connections, combine(runs["service"]), combine(runs["bare"]), peer))
             print(f"  done: {name} x{connections}", flush=True)
     return rows
 

@@ -44,6 +44,10 @@ def _parser() -> argparse.ArgumentParser:
 
     token = commands.add_parser("token:create", help="print a new bearer token for a user")
     token.add_argument("email")
+    token.add_argument("--abilities", default="*",
+                       help="what the token may do, comma separated: * or <repository>:<read|write|action key> "
+                            "(default *)")
+    token.add_argument("--name", default="console", help="the token's name in the user's token list")
     token.add_argument("--app-dir", dest="app_dir_sub", default=None)
 
     revoke = commands.add_parser("token:revoke", help="revoke every token of a user")
@@ -207,8 +211,13 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
     with database_uri(settings) as uri:
         app = build(settings, uri)
         if args.command == "token:create":
+            from service.core.kernel import ValidationFailed
             from service.core.operations.auth import token_for_email
-            print(asyncio.run(token_for_email(app, args.email)))
+            abilities = [a.strip() for a in args.abilities.split(",") if a.strip()]
+            try:
+                print(asyncio.run(token_for_email(app, args.email, args.name, abilities)))
+            except ValidationFailed as error:  # an unknown repository or action: say which
+                raise ValueError(" ".join(m for messages in error.errors.values() for m in messages)) from None
         elif args.command == "token:revoke":
             from service.core.operations.auth import revoke_for_email
             print(f"Revoked {asyncio.run(revoke_for_email(app, args.email))} token(s) of {args.email}")

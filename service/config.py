@@ -29,7 +29,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "pagination": {"per_page": 15, "relatable_per_page": 15, "max_per_page": None},
     "routes": {"middleware": []},
     "auth": {"user_repository": "users", "argon2_time_cost": 3, "argon2_memory_kib": 65536,
-             "token_ttl": None, "login_attempts_per_account": 5, "login_attempts_per_address": 20,
+             "token_ttl": None, "login_abilities": ["*"], "login_attempts_per_account": 5,
+             "login_attempts_per_address": 20,
              "login_window_seconds": 60, "registrations_per_address": 10, "registration_window_seconds": 3600,
              "reset_ttl": 60, "resets_per_account": 3, "resets_per_address": 20, "resends_per_account": 6,
              "mail_window_seconds": 3600, "reset_url": "", "verify_email": False, "require_verified": False,
@@ -40,10 +41,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "app": {"package": "repositories"},
     "metrics": {"enabled": True, "token": ""},
     "explorer": {"enabled": True},
+    "openapi": {"title": "Restify API", "license": "LicenseRef-Proprietary", "license_url": ""},
     "log": {"format": "text", "access": "errors"},
     "query": {"max_search_length": 255, "max_related_depth": 3, "max_related_rows": None, "cursor_secret": "",
               "max_relation_sort": 10_000, "max_in_values": 1000, "expensive_concurrency": None,
-              "expensive_rest": 1.0, "expensive_share": 0.25},
+              "expensive_rest": 1.0, "expensive_share": 0.25, "expensive_count_seconds": 5},
     "attach": {"max_ids": 1000},
     "graphql": {"max_query_bytes": 16_384, "max_tokens": 2000, "max_selections": 1000},
     "live": {"heartbeat_seconds": 15, "max_per_user": 10, "max_per_connection": 20, "max_queue": 100,
@@ -111,6 +113,8 @@ MEANINGS: dict[str, str] = {
     "auth.argon2_time_cost": "argon2id time cost of password hashes",
     "auth.argon2_memory_kib": "argon2id memory cost of password hashes, in KiB",
     "auth.token_ttl": "seconds a token lives; none: until logout or `restify token:revoke`",
+    "auth.login_abilities": "the abilities of tokens made by login and register (`[\"*\"]`: everything the user may "
+                            "do; e.g. `[\"posts:read\"]`); see [Tokens and abilities](tokens.md)",
     "auth.login_attempts_per_account": "login attempts per account per window, counted before the password "
                                        "is checked; then 429 (0: off)",
     "auth.login_attempts_per_address": "login attempts per client address per window; then 429 (0: off)",
@@ -151,6 +155,11 @@ MEANINGS: dict[str, str] = {
     "explorer.enabled": "the API explorer: Swagger UI at `/docs` and GraphiQL for browsers at `/graphql` "
                         "([API explorer](explorer.md)); false: `/docs` is a 404 and `/graphql` answers browsers as "
                         "it answers API clients",
+    "openapi.title": "the title of the OpenAPI document (`/openapi.json`, `restify openapi`)",
+    "openapi.license": "the license the API is offered under, in the document's `info.license`: an SPDX "
+                       "identifier such as `MIT` or `Apache-2.0`, or `LicenseRef-<name>` for terms of your own",
+    "openapi.license_url": "where the license's text is; when set, the document links it instead of naming "
+                           "the identifier",
     "metrics.enabled": "serve `/metrics` (Prometheus)",
     "metrics.token": "when set, a scrape needs `Authorization: Bearer <token>`",
     "log.format": "`text` or `json` lines; `restify serve --log-format` wins",
@@ -176,6 +185,10 @@ MEANINGS: dict[str, str] = {
     "query.expensive_share": "the part of a process's time its expensive queries may take together: after one "
                              "that took T, the process rests T x (1 - share) / share (1: no bound); waited out "
                              "or 429, as for the user's rest",
+    "query.expensive_count_seconds": "how long an expensive query's total (`meta.total`) is kept for the next "
+                                     "pages and the same query, while this process writes nothing to its "
+                                     "collection (writes by other processes are seen after it; 0: counted every "
+                                     "time)",
     "attach.max_ids": "ids one attach, detach or sync may name; over it a 422",
     "graphql.max_query_bytes": "the largest GraphQL request body (413), or GET `query` parameter (414)",
     "graphql.max_tokens": "tokens a GraphQL document may have; over it a 400 (depth and cost limits are in "

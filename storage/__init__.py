@@ -8,6 +8,7 @@ Exceptions raised here:
 """
 from storage.changes import Change, ChangesUnsupported, HistoryLost, Watcher
 from storage.client import Database, connect, database_name, has_transactions
+from storage import counts
 from storage.collection import BULK_MARK, VERSION, Collection, Versions, version_of
 from storage.counters import Counters, Hit
 from storage.embedded import EmbeddedServer
@@ -53,6 +54,7 @@ __all__ = [
     "Watcher",
     "canonical_id",
     "connect",
+    "counts",
     "database_name",
     "has_transactions",
     "is_valid_id",

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from motor.motor_asyncio import AsyncIOMotorClient
 from pymongo.uri_parser import parse_uri
 
+from storage import counts
 from storage.changes import Change, Watcher, catch_up
 from storage.collection import _SESSION, Collection
 from storage.counters import Counters
@@ -106,7 +107,10 @@ class Database:
                 finally:
                     _SESSION.reset(token)
 
-            return await session.with_transaction(joined)
+            try:
+                return await session.with_transaction(joined)
+            finally:  # what the transaction wrote is seen (or undone) now: kept counts are stale
+                counts.transaction_ended()
 
     def gridfs(self, bucket: str = "files") -> "GridFSDisk":
         return GridFSDisk(self._db, bucket)

@@ -1,14 +1,16 @@
 """One MongoDB collection, seen through the few operations the framework needs."""
 import collections.abc as abc
+import functools
 import re
 from contextvars import ContextVar
 from dataclasses import replace
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
+from storage import counts
 from storage.errors import DuplicateKey, Stale
 from storage.filters import Filter
 from storage.guard import unavailable_as_error
@@ -19,6 +21,7 @@ from storage.search_parts import OutOfOrder, merged, search_parts
 from storage.indexes import ExistingIndex, IndexSupport, Keys, create_index, drop_index, index_support, list_indexes
 
 Sort = list[tuple[str, int]]
+T = TypeVar("T")
 FIRST_BATCH = 10_000
 # Every swap adds one to a document's version; a document that never had one is version 0.
 VERSION = "_version"
@@ -54,6 +57,10 @@ def _mongo_sort(sort: Sort) -> Sort:
     return [("_id" if name == "id" else name, direction) for name, direction in sort]
 
 
+def _mongo_names(names: Iterable[str]) -> list[str]:
+    return ["_id" if name == "id" else name for name in names]
+
+
 _SQLITE_INDEX = re.compile(r"index '([^']+)'")
 
 
@@ -84,6 +91,17 @@ def _stored(document: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
     return stored, oid
 
 
+def _writing(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
+    """A write: once it is done (or failed, perhaps halfway), the counts kept for the collection are stale."""
+    @functools.wraps(method)
+    async def wrapped(self: "Collection", *args: Any, **kwargs: Any) -> T:
+        try:
+            return await method(self, *args, **kwargs)
+        finally:
+            counts.wrote(self._col)
+    return wrapped
+
+
 class Collection:
     """`support`: what the database's server is sent (`Database.index_support`, which applies the
     profile); without it, the server's own shapes, asked once."""
@@ -95,33 +113,39 @@ class Collection:
         self._ask_support = support
 
     @unavailable_as_error
-    async def find(self, where: Filter, sort: Sort | None = None, skip: int = 0, limit: int = 0) -> list[dict]:
+    async def find(self, where: Filter, sort: Sort | None = None, skip: int = 0, limit: int = 0,
+                   fields: tuple[str, ...] = ()) -> list[dict]:
+        """The documents `where` matches; `fields`: only these (and the id and the sort's keys), not whole."""
         parts = await self._search_parts(where)
         if parts is not None:
             # A search through related ids, in the embedded server's shapes: plain parts, merged
             # (storage/search_parts.py).
+            async def read_part(part: Filter, part_sort: Sort, part_limit: int) -> list[dict]:
+                return await self.find(part, sort=part_sort, limit=part_limit, fields=fields)
             try:
-                return await merged(self._read_part, parts, sort, skip, limit)
+                return await merged(read_part, parts, sort, skip, limit)
             except OutOfOrder:
                 pass
         if where.after is not None and not skip and list(where.after[0]) == list(sort or ()) \
                 and not (await self._server()).id_ranges_indexed:
             # A keyset page in the embedded server's shapes: through the _id index, in plain parts (no $or).
             bound = id_bound(where, sort)
-            documents = await self._find_by_id_bound(where, bound, sort, limit) if bound is not None else None
+            documents = await self._find_by_id_bound(where, bound, sort, limit, fields) if bound is not None else None
             if documents is not None:
                 return [to_plain(document) for document in documents]
             reads = keyset_reads(where)
             if reads is not None:
-                return await self._find_in_parts(reads, limit)
-        query = where.to_mongo()
+                return await self._find_in_parts(reads, limit, fields)
+        query = await self._query(where)
         if query is None:
             return []
-        cursor = self._cursor(query, sort, skip, limit)
+        cursor = self._cursor(query, sort, skip, limit, fields)
         return [to_plain(document) for document in await cursor.to_list(length=None)]
 
-    def _cursor(self, query: dict[str, Any], sort: Sort | None, skip: int, limit: int) -> Any:
-        cursor = self._col.find(query)
+    def _cursor(self, query: dict[str, Any], sort: Sort | None, skip: int, limit: int,
+                fields: tuple[str, ...] = ()) -> Any:
+        projection = dict.fromkeys(_mongo_names([*fields, *(name for name, _ in sort or ())]), 1) if fields else None
+        cursor = self._col.find(query, projection)
         if sort:
             cursor = cursor.sort(_mongo_sort(sort))
         if skip:
@@ -132,43 +156,59 @@ class Collection:
         return cursor.batch_size(min(limit, FIRST_BATCH) if limit else FIRST_BATCH)
 
     async def _find_by_id_bound(self, where: Filter, bound: IdBound, sort: Sort | None,
-                                limit: int) -> list[dict] | None:
+                                limit: int, fields: tuple[str, ...]) -> list[dict] | None:
         """A keyset page over the id read through the embedded server's `_id` index (see
         storage/id_pages.py); None when its answer is not certainly the page."""
-        query = without_position(where, bound).to_mongo()
+        query = await self._query(without_position(where, bound))
         if query is None:
             return []
-        documents = await bounded(self._cursor(query, sort, 0, limit), bound).to_list(length=None)
+        documents = await bounded(self._cursor(query, sort, 0, limit, fields), bound).to_list(length=None)
         return documents if all_beyond(documents, bound) else None
 
-    async def _find_in_parts(self, reads: list[tuple[Filter, Sort]], limit: int) -> list[dict]:
+    async def _find_in_parts(self, reads: list[tuple[Filter, Sort]], limit: int, fields: tuple[str, ...]) -> list[dict]:
         """The answers of `reads` one after the other, until `limit` (storage/keyset_reads.py)."""
         found: list[dict] = []
         for part, sort in reads:
-            found += await self.find(part, sort=sort, limit=limit - len(found) if limit else 0)
+            found += await self.find(part, sort=sort, limit=limit - len(found) if limit else 0, fields=fields)
             if limit and len(found) >= limit:
                 break
         return found
+
+    async def _query(self, where: Filter) -> dict[str, Any] | None:
+        """`where` in the shapes this server is sent."""
+        if not where.search_text:  # only a search is sent in the server's own shapes: no need to ask it
+            return where.to_mongo()
+        return where.to_mongo(substrings=(await self._server()).substrings_in_sql)
 
     async def _search_parts(self, where: Filter) -> list[Filter] | None:
         if not (where.search_text and where.search_within) or (await self._server()).or_indexed:
             return None
         return search_parts(where)
 
-    async def _read_part(self, part: Filter, sort: Sort, limit: int) -> list[dict]:
-        return await self.find(part, sort=sort, limit=limit)
-
     async def _server(self) -> IndexSupport:
         if self._support is None:
             self._support = await (self._ask_support() if self._ask_support else index_support(self._col.database))
         return self._support
 
+    async def count(self, where: Filter, keep_for: float = 0.0) -> int:
+        """How many documents `where` matches. `keep_for` > 0: the count may be one made at most that many
+        seconds ago, while this process wrote nothing to the collection since (storage/counts.py)."""
+        if keep_for <= 0:
+            return await self._count(where)
+        key = repr(where)
+        found = counts.kept(self._col, key)
+        if found is None:
+            counted_at = counts.generation(self._col)
+            found = await self._count(where)
+            counts.keep(self._col, key, counted_at, found, keep_for)
+        return found
+
     @unavailable_as_error
-    async def count(self, where: Filter) -> int:
+    async def _count(self, where: Filter) -> int:
         parts = await self._search_parts(where)
         if parts is not None:  # disjoint, so the counts add up (storage/search_parts.py)
-            return sum([await self.count(part) for part in parts])
-        query = where.to_mongo()
+            return sum([await self._count(part) for part in parts])
+        query = await self._query(where)
         if query is None:
             return 0
         if not query:
@@ -201,6 +241,7 @@ class Collection:
         return await self.count(within) if within is not None else 0
 
     @unavailable_as_error
+    @_writing
     async def insert(self, document: Mapping[str, Any]) -> dict:
         stored = dict(document)
         chosen = to_object_id(stored.pop("id", None) or "")
@@ -214,6 +255,7 @@ class Collection:
         return to_plain(stored)
 
     @unavailable_as_error
+    @_writing
     async def insert_many(self, documents: Iterable[Mapping[str, Any]]) -> int:
         """Inserts `documents` in one command (seeders, benchmarks); how many were inserted."""
         stored = [dict(document) for document in documents]
@@ -228,6 +270,7 @@ class Collection:
         return swapped[1] if swapped else None
 
     @unavailable_as_error
+    @_writing
     async def swap(self, id: str, values: Mapping[str, Any], versions: Versions = None) -> tuple[dict, dict] | None:
         """Set `values` atomically and add one to the version; (the document just before, the
         document as this write left it), None if there is no such document.
@@ -260,6 +303,7 @@ class Collection:
         return before, {**before, **changes, VERSION: version_of(before) + 1}
 
     @unavailable_as_error
+    @_writing
     async def change_set(self, id: str, key: str, operation: str, values: list[Any], changes: Mapping[str, Any],
                          versions: Versions = None) -> dict | None:
         """Add `values` to the array `key` ("add": `$addToSet`, each once) or take them out ("pull":
@@ -298,6 +342,7 @@ class Collection:
         return None
 
     @unavailable_as_error
+    @_writing
     async def delete(self, id: str) -> bool:
         oid = to_object_id(id)
         if oid is None:
@@ -306,6 +351,7 @@ class Collection:
         return result.deleted_count == 1
 
     @unavailable_as_error
+    @_writing
     async def remove(self, id: str, versions: Versions = None) -> dict | None:
         """Delete one document and return it as it was deleted (None if it was not there): a caller
         cleans up what this very delete removed, whatever other writers did since it last read.
@@ -320,6 +366,7 @@ class Collection:
         return to_plain(removed)
 
     @unavailable_as_error
+    @_writing
     async def put_back(self, document: Mapping[str, Any], version: int, mark: str | None = None) -> bool:
         """Replaces the document with `document` (its values and version: the whole document, so values
         come back with their types; a `$set` of a bool stores 1/0 on the embedded server), only while
@@ -337,6 +384,7 @@ class Collection:
         return result.matched_count == 1
 
     @unavailable_as_error
+    @_writing
     async def recreate(self, document: Mapping[str, Any]) -> bool:
         """Inserts `document` with its id, values and version, only if no document has its id: what
         taking back a delete means. False when one has (DuplicateKey: a unique value of `document`
@@ -353,8 +401,9 @@ class Collection:
         return True
 
     @unavailable_as_error
+    @_writing
     async def delete_where(self, where: Filter) -> int:
-        query = where.to_mongo()
+        query = await self._query(where)
         if query is None:
             return 0
         result = await self._col.delete_many(query)
@@ -375,6 +424,7 @@ class Collection:
         await drop_index(self._col, name)
 
     @unavailable_as_error
+    @_writing
     async def drop(self) -> None:
         await self._col.drop()
 
@@ -382,4 +432,8 @@ class Collection:
 def _within(name: str, values: Iterable[Any], where: Filter | None) -> Filter | None:
     """`where` and `name` among `values` (None values left out); None when no value is left."""
     unique = tuple(dict.fromkeys(v for v in values if v is not None))
-    return replace(where or Filter(), within=(name, unique)) if unique else None
+    where = where or Filter()
+    if len(unique) == 1 and name not in where.equals:
+        # One value is an equality: the embedded server takes it from an index, an `$in` it tests on every document.
+        return replace(where, equals={**where.equals, name: unique[0]})
+    return replace(where, within=(name, unique)) if unique else None

@@ -45,12 +45,13 @@ class Filter:
     # Only records after this position in this sort (a cursor page); the sort ends with "id".
     after: Keyset | None = None
 
-    def to_mongo(self) -> dict[str, Any] | None:
-        """The MongoDB filter, or None when the filter can match nothing."""
+    def to_mongo(self, substrings: bool = False) -> dict[str, Any] | None:
+        """The MongoDB filter, or None when the filter can match nothing. `substrings`: the server
+        tests a plain search text as a substring itself (`substring_test`)."""
         if self.search_text and self.search_within:
             settled_ = settled(self)
             if settled_ is not self:
-                return settled_.to_mongo()
+                return settled_.to_mongo(substrings)
         clauses = _exact(self.equals)
         if clauses is None:
             return None
@@ -63,8 +64,9 @@ class Filter:
             # re.escape makes the user's text a literal: no pattern reaches the server. The inline
             # "(?i)" rather than $options "i" (alike on MongoDB's PCRE): the embedded server runs an
             # inline flag in SQL and reads every document in Python for $options, as for any $or.
-            pattern = "(?i)" + re.escape(self.search_text)
-            branches = [{name: {"$regex": pattern}} for name in self.search_fields]
+            test = (substring_test(self.search_text) if substrings else None) or \
+                {"$regex": "(?i)" + re.escape(self.search_text)}
+            branches = [{name: test} for name in self.search_fields]
             branches += [_condition(name, "in", values) for name, values in self.search_within if values]
             if not branches:
                 return None  # only related fields are searched, and no related record matches
@@ -90,6 +92,18 @@ class Filter:
             return {}
         merged = _merged(clauses)
         return merged if merged is not None else {"$and": clauses}
+
+
+def substring_test(text: str) -> dict[str, str] | None:
+    """The embedded server's own test for a case-insensitive substring (`$contains`: SQL's
+    `lower(value) LIKE '%text%'`), about seven times faster there than the pattern, which it tests
+    by calling Python for every document; None when the text is not one it tests alike: LIKE folds
+    only ASCII letters' case and reads `%` and `_` as wildcards. (Python's case-insensitive pattern
+    also takes the Kelvin sign for k and the long s for s, which LIKE does not.) MongoDB has no
+    such operator: it is sent the pattern."""
+    if not text.isascii() or "%" in text or "_" in text:
+        return None
+    return {"$contains": text}
 
 
 def settled(where: Filter) -> Filter:

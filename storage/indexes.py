@@ -54,6 +54,9 @@ class IndexSupport:
     # command fails), and matches `_id` by its hex text instead, as its find matches ObjectIds.
     aggregate_binds_ids: bool = True
     or_indexed: bool = True  # a $or is read from indexes (not evaluated over every document)
+    # A plain search text is tested as a substring by the server's own operator, in SQL
+    # (storage/filters.py, `substring_test`), rather than by a pattern it tests in Python.
+    substrings_in_sql: bool = False
 
     def sending(self, shapes: "IndexSupport") -> "IndexSupport":
         """This server, sent the query shapes of `shapes`; the indexes it accepts and how it lists
@@ -67,7 +70,8 @@ class IndexSupport:
 
 MONGODB = IndexSupport("MongoDB", id_in_compound=True, reports_direction=True, keeps_names=True)
 EMBEDDED = IndexSupport("nx-27017 (embedded)", id_in_compound=False, reports_direction=False, keeps_names=False,
-                        id_ranges_indexed=False, aggregate_binds_ids=False, or_indexed=False)
+                        id_ranges_indexed=False, aggregate_binds_ids=False, or_indexed=False,
+                        substrings_in_sql=True)
 
 
 def _to_mongo(keys: Keys) -> list[tuple[str, int]]:

@@ -25,7 +25,7 @@ from service.core.declarations.budget import Budget
 from service.core.declarations.context import Context
 from service.core.kernel.answers import answer
 from service.core.kernel.errors import BadRequest, ResponseTooLarge
-from service.graphql import accounts, actions, attaching, bulk
+from service.graphql import accounts, actions, attaching, bulk, tokens
 from service.graphql.config import GraphQLConfig
 from service.graphql.fast import PlainFieldExecutor
 from service.graphql.generator import build_schema_objects, exposed, lower_first
@@ -156,6 +156,7 @@ class GraphQLEndpoint:
                 _set(query, "me", lambda _, info, r=resolvers: r.me(info))
         bind_subscriptions(self.app, self.schema, exposed(self.app.registry, self.config))
         actions.bind(self.app, self.schema, exposed(self.app.registry, self.config))
+        tokens.bind(self.app, self.schema)
         accounts.bind(self.app, self.schema)
 
     async def prepared(self, query: str) -> Prepared:

@@ -6,9 +6,11 @@ Per repository of model `<Type>`: `type <Type>`, `input <Type>Input`, the querie
 `attach<Type><Relation>`, `detach...`, `sync...` per BelongsToMany relation: graphql/attaching.py), the
 subscription `<type>Changed`
 (service/graphql/subscriptions.py), `run<Type>Action` and `<type>Getter` where it declares actions or
-getters (service/graphql/actions.py), and one field per exposed relation; `me` and the account mutations
-(`forgotPassword`, `resetPassword`, `resendVerification`: service/graphql/accounts.py) when the user
-repository is in the schema. Printed sorted, so the same repositories always give byte-identical SDL.
+getters (service/graphql/actions.py), and one field per exposed relation; `me` when the user repository
+is in the schema, with the user's own tokens (`tokens`, `createToken`, `revokeToken`:
+service/graphql/tokens.py) and the account mutations (`forgotPassword`, `resetPassword`,
+`resendVerification`: service/graphql/accounts.py). Printed sorted, so the same repositories always give
+byte-identical SDL.
 """
 import re
 from typing import Any
@@ -27,7 +29,7 @@ from service.core.describing.schemas import CURRENT_PASSWORD, asks_current_passw
 from service.core.kernel.errors import DeclarationError
 from service.core.reading.serializer import visible
 from service.core.writing.validation import writable
-from service.graphql import actions
+from service.graphql import actions, tokens
 from service.graphql.accounts import mutation_fields as account_mutations
 from service.graphql.attaching import mutation_fields as relation_mutations
 from service.graphql.bulk import bulk_mutations
@@ -111,6 +113,9 @@ class SchemaBuilder:
         query.update(getter_queries)
         if self.profile in self.objects:
             query["me"] = GraphQLField(self.objects[self.profile])  # the profile: the token user's own record
+            token_queries, token_mutations = tokens.schema_fields()
+            query.update(token_queries)
+            mutation.update(token_mutations)
             mutation.update(account_mutations())  # forgot and reset a password, resend a verification
         if not query:
             query["_empty"] = GraphQLField(GraphQLBoolean, description="There are no repositories in the schema.")

@@ -3,7 +3,11 @@
     GET  <prefix>/<r>/actions              GET  <prefix>/<r>/<id>/actions
     POST <prefix>/<r>/actions?action=<key> POST <prefix>/<r>/<id>/actions?action=<key>   (If-Match)
     GET  <prefix>/<r>/getters              GET  <prefix>/<r>/<id>/getters
-    GET  <prefix>/<r>/getters/<key>        GET  <prefix>/<r>/<id>/getters/<key>
+    GET  <prefix>/<r>/getters/run/<key>    GET  <prefix>/<r>/<id>/getters/<key>
+
+A collection's getter runs at `<r>/getters/run/<key>`, one segment longer than `<r>/<id>/<literal>`, so no
+path of a collection can be read as a record's (`<r>/getters/<key>` against `<r>/<id>/upload`). The old
+`<r>/getters/<key>` still answers for existing clients; the OpenAPI document no longer lists it.
 """
 from service.core.operations import actions, getters
 from service.http.base import JsonHandler
@@ -47,7 +51,8 @@ def routes(prefix: str) -> tuple[list[tuple[str, type[JsonHandler]]], list[tuple
     """(templates that must come before the record route `<r>/{id}`, templates for after it)."""
     before = [(f"{prefix}/{{resource}}/actions", ActionsHandler),
               (f"{prefix}/{{resource}}/getters", GettersHandler),
-              (f"{prefix}/{{resource}}/getters/{{key}}", GetterHandler)]
+              (f"{prefix}/{{resource}}/getters/run/{{key}}", GetterHandler),
+              (f"{prefix}/{{resource}}/getters/{{key}}", GetterHandler)]  # the old path, for existing clients
     after = [(f"{prefix}/{{resource}}/{{id}}/actions", RecordActionsHandler),
              (f"{prefix}/{{resource}}/{{id}}/getters", GettersHandler),
              (f"{prefix}/{{resource}}/{{id}}/getters/{{key}}", RecordGetterHandler)]

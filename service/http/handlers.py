@@ -66,7 +66,7 @@ class LoginHandler(JsonHandler):
 
 class LogoutHandler(JsonHandler):
     async def post(self) -> None:
-        await auth.logout(self.app, self.context())
+        await auth.logout(self.app, self.payload(), self.context())
         self.no_content()
 
 

@@ -6,6 +6,7 @@ from service.http import accounts, actions
 from service.http import attaching
 from service.http.bulk import BulkDeleteHandler, BulkStoreHandler, BulkUpdateHandler
 from service.http.files import FileHandler
+from service.http.tokens import TokenHandler, TokensHandler
 from service.http.handlers import (
     CollectionHandler, CollectionUploadHandler, LoginHandler, LogoutHandler, ProfileHandler, ProfileUploadHandler,
     RecordHandler, RecordUploadHandler, RegisterHandler,
@@ -33,6 +34,8 @@ def rest_routes(app: Restify) -> list[tuple]:
         (f"{auth_prefix}/register", RegisterHandler),
         (f"{auth_prefix}/login", LoginHandler),
         (f"{auth_prefix}/logout", LogoutHandler),
+        (f"{auth_prefix}/tokens", TokensHandler),
+        (f"{auth_prefix}/tokens/{{id}}", TokenHandler),
         *accounts.routes(auth_prefix),
         (f"{prefix}/profile", ProfileHandler),
         (f"{prefix}/profile/upload", ProfileUploadHandler),

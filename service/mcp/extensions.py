@@ -60,7 +60,8 @@ def definition(app: Restify, resource: Resource, route: Any, context: Context
     item = _find(resource, route, context)
     prefix = app.settings.get("server", "prefix").rstrip("/")
     if route.operation == GETTER:
-        where = f"GET {prefix}/{resource.name}" + ("/<id>" if not item.on_index else "") + f"/getters/{item.key}"
+        where = f"GET {prefix}/{resource.name}" + (f"/getters/run/{item.key}" if item.on_index
+                                                   else f"/<id>/getters/{item.key}")
         text = (f"The {item.name} getter of {resource.name} ({where}): read-only. Returns "
                 '{"data": <what it computes>}.' + (" Give id for one record." if item.on_record else ""))
         return item.name, text, _getter_schema(resource, cast(getters.Getter, item)), guard.hints(GETTER)

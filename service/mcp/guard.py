@@ -40,6 +40,8 @@ HINTS = {
     "bulk-store": Hints(read_only=False, idempotent=False),
     "bulk-update": Hints(read_only=False),
     "bulk-delete": Hints(read_only=False, destructive=True),
+    # The caller's own tokens (service/mcp/tools.py): revoking one cannot be taken back.
+    "tokens-list": Hints(read_only=True), "tokens-revoke": Hints(read_only=False, destructive=True),
 }
 
 

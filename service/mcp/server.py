@@ -23,7 +23,7 @@ from service.core.declarations.context import Context
 from service.core.declarations.models import Model
 from service.core.kernel.answers import answer
 from service.core.kernel.naming import RESERVED
-from service.core.operations import attaching, crud as operations, profile
+from service.core.operations import attaching, crud as operations, profile, tokens
 from service.core.reading.filter_objects import FILTER, query_text
 from service.mcp import attaching as relation_tools, bulk, extensions, guard, limits
 from service.mcp.tools import ToolRoute, definitions, routes
@@ -143,6 +143,11 @@ async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller
                                                          f"{caller.base_url}{prefix}/{name}", given))
     if operation == "profile":
         return await profile.show(app, context(query_params(arguments)))
+    if operation == "tokens-list":
+        return await tokens.listing(app, context())
+    if operation == "tokens-revoke":
+        await tokens.revoke(app, query_text(arguments.get("id", "")), context())
+        return {"revoked": True, "id": query_text(arguments.get("id", ""))}
     if operation in attaching.OPERATIONS:
         return await relation_tools.call(app, route.name, name, operation, arguments, caller.user, context)
     if operation in bulk.OPERATIONS:

@@ -1,8 +1,11 @@
 """The tool list, built from whatever registry the app serves right now.
 
 Each repository whose `mcp` capability names an operation gets `<resource>-<operation>-tool`;
-the user repository's "profile" gives `<users>-profile-tool`. Nothing here is cached: a
-swapped registry (live reload) changes the next tools/list and the next tools/call.
+the user repository's "profile" gives `<users>-profile-tool`; a signed-in caller also gets
+`tokens-list-tool` and `tokens-revoke-tool` for their own tokens (creating one is left to REST and
+GraphQL: a secret shown in an agent's context is a secret spread). A caller is offered only the
+tools its token's abilities allow (`needed`). Nothing here is cached: a swapped registry (live
+reload) changes the next tools/list and the next tools/call.
 """
 import logging
 import re
@@ -10,6 +13,7 @@ from dataclasses import dataclass
 
 from mcp import types
 
+from service.core.declarations.abilities import READ, WRITE, ability
 from service.core.declarations.app import Restify
 from service.core.declarations.context import Context
 from service.core.declarations.models import Model
@@ -23,6 +27,7 @@ _TOOL_NAME = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 _ERRORS = ('Errors come back as a result with isError true and the REST API\'s JSON body, e.g. '
            '{"message": "This action is unauthorized."} or, for invalid data, '
            '{"message": "The given data was invalid.", "errors": {"<field>": ["<message>", ...]}}.')
+TOKEN_TOOLS = {"tokens-list-tool": "tokens-list", "tokens-revoke-tool": "tokens-revoke"}  # name -> operation
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,18 @@ def routes(app: Restify) -> dict[str, ToolRoute]:
                     log.warning("%r cannot be an MCP tool name; skipped", name)
                     continue
                 found[name] = ToolRoute(name, resource.name, runs, key)
+    for name, operation in TOKEN_TOOLS.items():
+        found.setdefault(name, ToolRoute(name, "", operation))
     return found
+
+
+def needed(route: ToolRoute) -> str | None:
+    """The ability a tool's operation needs of the caller's token (None: the caller's own profile and tokens)."""
+    if route.operation == "profile" or route.operation in TOKEN_TOOLS.values():
+        return None
+    kind = READ if route.operation in ("index", "show", extensions.GETTER) else \
+        route.key if route.operation == extensions.ACTION else WRITE
+    return ability(route.resource, kind)
 
 
 def definitions(app: Restify, user: Model | None) -> list[types.Tool]:
@@ -60,12 +76,20 @@ def definitions(app: Restify, user: Model | None) -> list[types.Tool]:
     for route in sorted(routes(app).values(), key=lambda r: r.name):
         if guard.turned_off(app.settings, route.operation):
             continue  # not offered, and refused when called
+        if route.operation in TOKEN_TOOLS.values():
+            if user is not None:  # a guest has no tokens
+                tools.append(_token_tool(route))
+            continue
         resource = app.registry.get(route.resource)
         if resource is None:
             continue
         try:
             action = "patch" if route.operation == "update" else route.operation  # the update tool patches
-            tools.append(_definition(app, resource, route, Context(door="mcp", user=user, action=action)))
+            context = Context(door="mcp", user=user, action=action)
+            need = needed(route)
+            if need is not None and not context.can(need):
+                continue  # the token may not call it (and would be refused: MissingAbility)
+            tools.append(_definition(app, resource, route, context))
         except Exception:  # one broken repository must not hide every other tool
             log.exception("cannot describe MCP tool %s; skipped", route.name)
     return tools
@@ -130,6 +154,20 @@ def _definition(app: Restify, resource: Resource, route: ToolRoute, context: Con
     text = (f"The authenticated user's own {name} record (GET {prefix}/profile). Returns the resource "
             f"unwrapped: {shape}." + include)
     return _tool(route, "Your profile", text + " " + _ERRORS, schemas.profile_schema(resource, settings))
+
+
+def _token_tool(route: ToolRoute) -> types.Tool:
+    shape = ('{"id", "name", "abilities": [...], "created_at", "last_used_at", "expires_at", '
+             '"current": true for the token of this connection}')
+    if route.operation == "tokens-list":
+        return _tool(route, "Your tokens", "The bearer tokens of the signed-in user (never their secrets). Returns "
+                     '{"data": [' + shape + ", ...]}. " + _ERRORS, {"type": "object", "properties": {}})
+    return _tool(route, "Revoke one of your tokens",
+                 "Revoke one of the signed-in user's tokens by id (from tokens-list-tool); whoever holds it is "
+                 'signed out. Revoking the current token ends this connection\'s access. Returns {"revoked": true, '
+                 '"id": "<id>"}. ' + _ERRORS,
+                 {"type": "object", "properties": {"id": {"type": "string", "description": "The token's id."}},
+                  "required": ["id"]})
 
 
 def _resource_shape(resource: Resource, fields: list) -> str:

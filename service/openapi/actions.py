@@ -111,7 +111,8 @@ def paths(resource: Resource, settings: Settings, security: list[Schema]) -> dic
                                requestBody=run_body("RecordActionRun"))},
         f"{prefix}/{n}/getters": {
             "get": _operation(f"{n}.getters", n, f"The getters of {n}", schema_ref("GetterList"), (403,), security)},
-        f"{prefix}/{n}/getters/{{key}}": {
+        # Not `<r>/getters/{key}` (still served): it would be ambiguous with `<r>/{id}/upload`, `<r>/{id}/getters`.
+        f"{prefix}/{n}/getters/run/{{key}}": {
             "parameters": [_key("key", "path", [g.key for g in index_getters])],
             "get": _operation(f"{n}.getter", n, f"Run a getter of {n}", schema_ref("GetterResult"), (403, 404),
                               security)},

@@ -26,15 +26,22 @@ def json_content(schema: Schema) -> dict[str, Any]:
 # status's response is named after its first error there and described by all of them.
 RESPONSES = answers.answered(errors.API)
 
+# Answered by a path to a method it does not take, which is no operation of the document: no operation lists it,
+# so no response component describes it (the document's description says it).
+UNLISTED = (errors.MethodNotAllowed.status,)
+
 # What every route may answer before its operation runs (JsonHandler.prepare): an invalid
 # bearer token, an oversized query string, a database that went away while checking the token.
 COMMON = (errors.Unauthenticated.status, errors.UriTooLong.status, errors.ServiceUnavailable.status)
 
 
 def _body(error: type[errors.RestifyError]) -> str:
-    """The body schema of an error's response: field errors always (422), maybe (400), or none."""
+    """The body schema of an error's response: field errors always (422), maybe (400), the missing
+    ability maybe (403), or none."""
     if issubclass(error, errors.ValidationFailed):
         return "ValidationError"
+    if issubclass(error, errors.Forbidden):
+        return "ForbiddenError"
     return "BadRequestError" if issubclass(error, errors.BadRequest) else "Error"
 
 
@@ -46,7 +53,9 @@ def error_responses(*statuses: int) -> dict[str, Schema]:
 
 def _responses() -> dict[str, Schema]:
     responses: dict[str, Schema] = {}
-    for listed in RESPONSES.values():
+    for status, listed in RESPONSES.items():
+        if status in UNLISTED:
+            continue
         first = listed[0]
         response: Schema = {"description": " ".join(error.when for error in listed),
                             "content": {JSON: {"schema": schema_ref(_body(first)), "example": first.example().body()}}}
@@ -70,6 +79,11 @@ def _error_schemas() -> dict[str, Schema]:
         "BadRequestError": {"type": "object", "required": ["message"],
                             "properties": {"message": {"type": "string"}, "errors": schema_ref("ErrorBag")},
                             "additionalProperties": False},
+        "ForbiddenError": {"type": "object", "required": ["message"], "additionalProperties": False,
+                           "properties": {"message": {"type": "string"},
+                                          "code": {"type": "string", "const": errors.MissingAbility.code,
+                                                   "description": "Set when the token lacks an ability."},
+                                          "ability": {"type": "string", "description": "The ability it lacks."}}},
         "ValidationError": {"type": "object", "required": ["message", "errors"],
                             "properties": {"message": {"type": "string", "const": "The given data was invalid."},
                                            "errors": schema_ref("ErrorBag")},

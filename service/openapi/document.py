@@ -6,7 +6,7 @@ from typing import Any
 
 from service.config import Settings
 from service.core.declarations.registry import Registry
-from service.openapi import accounts, actions, bulk, paths, resources
+from service.openapi import accounts, actions, bulk, paths, resources, tokens
 from service.openapi.components import components
 
 OPENAPI_VERSION = "3.1.0"
@@ -14,13 +14,16 @@ DESCRIPTION = """\
 The repositories of this application as a JSON REST API (Restify for Python).
 
 Errors are JSON whatever the Accept header: 400 malformed JSON or query, 401 `Unauthenticated.`, 403
-`This action is unauthorized.`, 404 `Not found.`, 405 a method the path does not take, 413 a body above the
+`This action is unauthorized.` (or, code `MISSING_ABILITY`, a token whose abilities do not cover the
+operation), 404 `Not found.`, 405 a method the path does not take, 413 a body above the
 limit, 414 a query string above the limit, 422 field errors, 429 too many failed logins or an expensive
 query while its turns are taken (`Retry-After`), 503 the database is unreachable, or the server is busy
 sending other large answers (`Retry-After`). No stack traces, ever.
 
-Send `Authorization: Bearer <token>` (from /register or /login). Repository routes admit guests unless
-`routes.middleware` contains `auth:token`; policies decide the rest (a refused guest gets 401, a user 403).
+Send `Authorization: Bearer <token>` (from /register, /login or POST /tokens; each token carries
+abilities: `*`, `<repository>:read`, `<repository>:write`, `<repository>:<action key>`). Repository routes
+admit guests unless `routes.middleware` contains `auth:token`; policies decide the rest (a refused guest
+gets 401, a user 403).
 Bodies are JSON objects; keys that are not writable fields are ignored. Numbers and booleans may also be
 sent as text (what forms send), and an empty string means "no value" for typed fields."""
 
@@ -30,6 +33,17 @@ def _version() -> str:
         return metadata.version("restify-python")
     except metadata.PackageNotFoundError:
         return "0.0.0"
+
+
+def _info(settings: Settings) -> dict[str, Any]:
+    """The document's title, version and description, and the license the deployer offers the API under."""
+    # An SPDX expression names the license; `LicenseRef-<name>` is SPDX's form for terms of one's own.
+    identifier = str(settings.value("openapi", "license"))
+    license = {"name": identifier.removeprefix("LicenseRef-")}
+    url = settings.value("openapi", "license_url")
+    license.update({"url": str(url)} if url else {"identifier": identifier})  # OpenAPI allows one of the two
+    return {"title": str(settings.value("openapi", "title")), "version": _version(),
+            "description": DESCRIPTION, "license": license}
 
 
 def build_document(registry: Registry, settings: Settings) -> dict[str, Any]:
@@ -51,6 +65,9 @@ def build_document(registry: Registry, settings: Settings) -> dict[str, Any]:
     schemas.update(accounts.schemas())
     path_items.update(paths.profile_paths(registry, settings))
     path_items.update(paths.auth_paths(settings))
+    if registry.get(settings.get("auth", "user_repository")) is not None:  # tokens belong to users
+        schemas.update(tokens.schemas())
+        path_items.update(tokens.paths(settings))
     path_items.update(accounts.paths(settings, paths.TOKEN, paths.NO_TOKEN))
     path_items.update(paths.file_paths(settings))
     path_items.update(paths.document_path(settings))
@@ -63,7 +80,7 @@ def build_document(registry: Registry, settings: Settings) -> dict[str, Any]:
              {"name": "meta", "description": "This description of the API."}]
     return {
         "openapi": OPENAPI_VERSION,
-        "info": {"title": "Restify API", "version": _version(), "description": DESCRIPTION},
+        "info": _info(settings),
         # Relative: the host that serves this document (paths carry their full prefix).
         "servers": [{"url": "/", "description": "The server this document is served from."}],
         "tags": tags,

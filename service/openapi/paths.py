@@ -231,14 +231,16 @@ def profile_paths(registry: Registry, settings: Settings) -> dict[str, Schema]:
 
 def auth_schemas(registry: Registry, settings: Settings) -> dict[str, Schema]:
     users = registry.get(settings.get("auth", "user_repository"))
+    logout = {"Logout": {"type": "object", "properties": {"all": {
+        "type": "boolean", "default": False, "description": "Revoke every token of the user, not just this one."}}}}
     login = {"type": "object", "required": ["email", "password"], "properties": {
         "email": {"type": "string", "minLength": 1},
         "password": {"type": "string", "minLength": 1, "writeOnly": True}}}
     if users is None:  # register and login answer 400: the application has no user repository
-        return {"Register": {"type": "object"}, "Login": login,
+        return {"Register": {"type": "object"}, "Login": login, **logout,
                 "AuthenticatedUser": resources.resource_schema(str(settings.get("auth", "user_repository")),
                                                                {"type": "object"}, None, schema_ref("TokenMeta"))}
-    return {"Register": schema_ref(resources.name(users.name, "Store")), "Login": login,
+    return {"Register": schema_ref(resources.name(users.name, "Store")), "Login": login, **logout,
             "AuthenticatedUser": resources.resource_schema(users.name, schema_ref(resources.name(users.name,
                                                                                                  "Attributes")),
                                                            None, schema_ref("TokenMeta"))}
@@ -260,8 +262,9 @@ def auth_paths(settings: Settings) -> dict[str, Schema]:
             {**user("The user, unwrapped, with `meta.token`.", 200), **error_responses(400, 413, 422, 429)},
             NO_TOKEN, requestBody=_body(schema_ref("Login")))},
         f"{prefix}/logout": {"post": _operation(
-            "auth.logout", "auth", "Revoke the token this request carries",
-            {"204": {"description": "Revoked; no body."}, **error_responses(400)}, TOKEN)},
+            "auth.logout", "auth", "Revoke the token this request carries (with {\"all\": true}: every token of "
+            "the user)", {"204": {"description": "Revoked; no body."}, **error_responses(400, 422)}, TOKEN,
+            requestBody=_body(schema_ref("Logout"), required=False))},
     }
 
 

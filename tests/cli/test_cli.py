@@ -37,16 +37,26 @@ def test_seed_then_token_create_and_revoke(database_env):
     assert seeded.stdout == "Seeded 90 comments, 30 posts, 10 tags, 3 users.\n"
     import pymongo
     client = pymongo.MongoClient(database_env["MONGODB_URI"])
+    database = client[database_env["RESTIFY_DATABASE_NAME"]]
     try:
-        email = client[database_env["RESTIFY_DATABASE_NAME"]].users.find_one()["email"]
+        email = database.users.find_one()["email"]
+        token = restify("token:create", email, env=database_env)
+        assert token.returncode == 0, token.stderr
+        token_id, _, secret = token.stdout.strip().partition("|")
+        assert len(token_id) == 24 and len(secret) > 30
+        narrow = restify("token:create", email, "--abilities", "posts:read, posts:publish-posts", "--name", "ci",
+                         env=database_env)
+        assert narrow.returncode == 0, narrow.stderr
+        stored = database.personal_access_tokens.find_one({"name": "ci"})
+        assert stored["abilities"] == ["posts:read", "posts:publish-posts"]
+        assert database.personal_access_tokens.find_one({"name": "console"})["abilities"] == ["*"]
     finally:
         client.close()
-    token = restify("token:create", email, env=database_env)
-    assert token.returncode == 0, token.stderr
-    token_id, _, secret = token.stdout.strip().partition("|")
-    assert len(token_id) == 24 and len(secret) > 30
+    unknown = restify("token:create", email, "--abilities", "posts:fly", env=database_env)
+    assert unknown.returncode == 2
+    assert unknown.stderr == 'restify: The ability "posts:fly" is not read, write or an action of posts.\n'
     revoked = restify("token:revoke", email, env=database_env)
-    assert revoked.stdout.strip() == f"Revoked 1 token(s) of {email}"
+    assert revoked.stdout.strip() == f"Revoked 2 token(s) of {email}"
     missing = restify("token:create", "nobody@example.com", env=database_env)
     assert missing.returncode == 2 and "no user with email 'nobody@example.com'" in missing.stderr
 

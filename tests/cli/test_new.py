@@ -91,7 +91,7 @@ def test_the_new_applications_smoke_test_passes_on_its_own_embedded_database(new
                             capture_output=True, text=True, timeout=2 * RUN_WAIT,
                             env={**env, "RESTIFY_AUTH_ARGON2_TIME_COST": "1", "RESTIFY_AUTH_ARGON2_MEMORY_KIB": "1024"})
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 passed" in result.stdout
+    assert "2 passed" in result.stdout
 
 
 def test_new_refuses_a_directory_that_is_not_empty(tmp_path):

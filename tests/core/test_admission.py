@@ -138,14 +138,40 @@ async def test_an_owner_rests_as_long_as_its_last_expensive_query_took():
     busy = await refused(admission, "user:a", 1.0)
     assert busy.message == ("This query is expensive (a search), and after one, each user rests as long as it took "
                             "(query.expensive_rest) before the next. Try again in 3 seconds.")
-    assert busy.retry_after == 3
+    assert busy.retry_after == 3 and clock.now == 102.5
     async with admission.turn("user:b", 10, "a search", 1.0, 1.0):  # another owner does not wait
         pass
-    clock.now += 1.4  # 1.1 s left: more than PACED, refused
-    assert (await refused(admission, "user:a", 1.0)).retry_after == 2
-    clock.now += 0.2  # 0.9 s left: waited out, then run
+    clock.now += 3  # as the refusal said: the rest is over
+    async with admission.turn("user:a", 10, "a search", 1.0, 1.0):
+        assert admission.running == {"user:a"} and clock.now == 105.5
+        clock.now += 2.5
+    clock.now += 1.4  # 1.1 s left: more than PACED, refused at once
+    assert (await refused(admission, "user:a", 1.0)).retry_after == 2 and clock.now == pytest.approx(109.4)
+
+
+async def test_a_rest_of_less_than_paced_is_waited_out():
+    admission, clock = clocked()
+    async with admission.turn("user:a", 10, "a search", 1.0, 1.0):
+        clock.now += 2.5
+    clock.now += 1.6  # 0.9 s left: waited out, then run
     async with admission.turn("user:a", 10, "a search", 1.0, 1.0):
         assert admission.running == {"user:a"} and clock.now == pytest.approx(105.0)
+
+
+async def test_an_owner_asking_again_before_its_retry_after_is_paused_first():
+    """A client looping on refusals costs a request each PACED seconds at most, not each few milliseconds."""
+    admission, clock = clocked()
+    async with admission.turn("user:a", 10, "a search", 1.0, 1.0):
+        clock.now += 5  # the owner rests 5 s
+    assert (await refused(admission, "user:a", 1.0)).retry_after == 5 and clock.now == 105
+    clock.now += 0.1  # too early: paused a second, then refused with what is left
+    assert (await refused(admission, "user:a", 1.0)).retry_after == 4 and clock.now == pytest.approx(106.1)
+    assert (await refused(admission, "user:a", 1.0)).retry_after == 3 and clock.now == pytest.approx(107.1)
+    async with admission.turn("user:b", 10, "a search", 1.0, 1.0):  # others are not paused
+        assert clock.now == pytest.approx(107.1)
+    clock.now = 109.6  # 0.4 s of the rest left: waited out, as any short rest (not refused, so not paused)
+    async with admission.turn("user:a", 10, "a search", 1.0, 1.0):
+        assert clock.now == pytest.approx(110.0)
 
 
 async def test_a_query_waits_out_a_short_rest_and_its_owner_still_runs_one_at_a_time():

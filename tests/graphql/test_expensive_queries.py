@@ -38,7 +38,13 @@ async def test_a_search_text_over_the_limit_is_a_bad_request(api, restify):
     assert body["errors"][0]["message"] == "The search text may not be longer than 3 characters."
 
 
+async def instant(_seconds: float) -> None:
+    """The admission's pause before a refusal repeated within its Retry-After, taken at once: the refusals
+    are what these tests look at (their pauses: tests/core/test_admission.py)."""
+
+
 async def test_an_expensive_list_waits_for_its_turn(api, restify, ann):
+    admission(restify).sleep = instant
     async with admission(restify).turn(f"user:{ann['id']}", 10, "held"):
         body = await run(api, LIST, {"search": "a"}, token=ann["token"])
         refused(body, "TOO_MANY_REQUESTS", own_turn("a search through related records"))

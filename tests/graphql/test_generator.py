@@ -185,11 +185,17 @@ def test_generated_sdl_survives_the_build_print_round_trip(registry):
     assert print_schema(build_schema(text)) + "\n" == text
 
 
+# The signed-in user's own record and tokens, beside `me` while the user repository is in the schema.
+ACCOUNT_QUERIES = ["me: User", "tokens: [AccessToken!]!"]
+ACCOUNT_MUTATIONS = ["createToken(abilities: [String!], expires_in: Int, name: String!): NewAccessToken!",
+                     "revokeToken(id: ID!): Boolean!"]
+
+
 def test_schema_has_one_object_type_and_one_input_type_per_repository_and_the_root_types(registry):
     assert blocks(sdl(registry)) == [
-        "input BooleanFilter", "enum ChangeOperation", "type Comment", "input CommentBulkUpdate", "type CommentChange",
-        "input CommentFilter", "input CommentInput", "type CommentPage", "enum Count", "input LongFilter",
-        "type Mutation", "type PageMeta",
+        "type AccessToken", "input BooleanFilter", "enum ChangeOperation", "type Comment", "input CommentBulkUpdate",
+        "type CommentChange", "input CommentFilter", "input CommentInput", "type CommentPage", "enum Count",
+        "input LongFilter", "type Mutation", "type NewAccessToken", "type PageMeta",
         "type Post", "input PostBulkUpdate", "type PostChange", "input PostFilter", "input PostInput", "type PostPage",
         "type Query", "input StringFilter", "type Subscription", "type Tag", "input TagBulkUpdate", "type TagChange",
         "input TagInput", "type TagPage", "type User", "input UserBulkUpdate", "type UserChange", "input UserFilter",
@@ -227,7 +233,7 @@ def test_hidden_fields_are_not_on_the_object_type_but_writable_ones_are_inputs(r
 
 
 def test_queries_are_a_show_and_a_list_per_repository_and_me(registry):
-    expected = sorted([*(line for type_name in TYPES.values() for line in queries_of(type_name)), "me: User"])
+    expected = sorted([*(line for type_name in TYPES.values() for line in queries_of(type_name)), *ACCOUNT_QUERIES])
     assert members(sdl(registry), "type", "Query") == expected
 
 
@@ -235,13 +241,14 @@ def test_queries_are_a_show_and_a_list_per_repository_and_me(registry):
                          ids=["no-user-repository", "users-excluded"])
 def test_me_needs_the_user_repository_in_the_schema(registry, profile, sections):
     text = render(registry, GraphQLConfig(sections, app_dir=ROOT), profile=profile)
-    assert "me: User" not in members(text, "type", "Query")
+    assert not set(ACCOUNT_QUERIES) & set(members(text, "type", "Query"))
+    assert not set(ACCOUNT_MUTATIONS) & set(members(text, "type", "Mutation"))
     assert members(text, "type", "Query")  # the other queries are there
 
 
 def test_mutations_are_create_update_delete_per_repository_and_attach_detach_sync_per_belongs_to_many(registry):
     expected = sorted([*(line for type_name in TYPES.values() for line in mutations_of(type_name)), *POST_TAGS,
-                       *ACCOUNTS])
+                       *ACCOUNT_MUTATIONS, *ACCOUNTS])
     assert members(sdl(registry), "type", "Mutation") == expected
 
 
@@ -375,7 +382,7 @@ def test_relations_option_false_leaves_only_scalar_members(registry):
 def test_default_first_option_is_the_default_of_lists_and_relation_fields(registry):
     text = sdl(registry, schema={"default_first": 10})
     assert members(text, "type", "Query") == sorted(
-        [*(line for type_name in TYPES.values() for line in queries_of(type_name, first=10)), "me: User"])
+        [*(line for type_name in TYPES.values() for line in queries_of(type_name, first=10)), *ACCOUNT_QUERIES])
     assert members(text, "type", "Post") == sorted(SCALAR_MEMBERS["Post"] + [
         "comments(first: Int = 10): [Comment!]!", "tags(first: Int = 10): [Tag!]!", "user: User"])
 

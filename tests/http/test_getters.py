@@ -1,4 +1,4 @@
-"""Getters over REST: listing and running them on the collection and on one
+"""Getters over REST: listing and running them on the collection (`<r>/getters/run/<key>`) and on one
 record; read policies apply (a record the user may not see is a 404), unknown keys are 404."""
 import pytest
 
@@ -59,10 +59,10 @@ async def test_post_stats_on_the_collection_counts_what_the_caller_may_see(api, 
     await create_post(api, ann)
     await create_post(api, ann, published=True)
     await create_post(api, bob, published=True)
-    everyone = await api.get(f"{PREFIX}/posts/getters/post-stats")
+    everyone = await api.get(f"{PREFIX}/posts/getters/run/post-stats")
     assert (everyone.status, everyone.json) == (200, {"data": {"posts": 3, "published": 2}})
     scope_posts_to_their_authors(registry)
-    own = await api.get(f"{PREFIX}/posts/getters/post-stats", token=bob["token"])
+    own = await api.get(f"{PREFIX}/posts/getters/run/post-stats", token=bob["token"])
     assert (own.status, own.json) == (200, {"data": {"posts": 1, "published": 1}})
 
 
@@ -84,17 +84,30 @@ async def test_a_record_the_user_may_not_see_is_404_like_a_missing_one(api, ann,
 
 async def test_an_unknown_getter_or_one_not_offered_there_is_404(api, ann, installed):
     post = await create_post(api, ann)
-    for path in (f"{PREFIX}/posts/getters/nope", f"{PREFIX}/posts/getters/shout",  # shout: records only
+    for path in (f"{PREFIX}/posts/getters/run/nope", f"{PREFIX}/posts/getters/run/shout",  # shout: records only
                  f"{PREFIX}/posts/{post['id']}/getters/nope"):
         response = await api.get(path)
         assert (response.status, response.json) == (404, NOT_FOUND), path
-    response = await api.get(f"{PREFIX}/nothing/getters/post-stats")  # a guest: no list of repositories
+    response = await api.get(f"{PREFIX}/nothing/getters/run/post-stats")  # a guest: no list of repositories
     assert (response.status, response.json) == (404, {"message": "No repository 'nothing'."})
 
 
 async def test_a_repository_the_policy_closes_is_closed_to_its_getters(api, ann, registry):
     policy = registry.policies.for_model(registry.get("posts").model)
     policy.allow_restify = lambda user: user is not None
-    response = await api.get(f"{PREFIX}/posts/getters/post-stats")
+    response = await api.get(f"{PREFIX}/posts/getters/run/post-stats")
     assert (response.status, response.json) == (401, {"message": "Unauthenticated."})
-    assert (await api.get(f"{PREFIX}/posts/getters/post-stats", token=ann["token"])).status == 200
+    assert (await api.get(f"{PREFIX}/posts/getters/run/post-stats", token=ann["token"])).status == 200
+
+
+async def test_the_old_collection_path_of_a_getter_still_answers_as_the_new_one(api, ann, bob, registry, installed):
+    """`<r>/getters/<key>` is what clients called before `<r>/getters/run/<key>`: served, no longer documented."""
+    await create_post(api, ann, published=True)
+    scope_posts_to_their_authors(registry)
+    for token in (None, ann["token"], bob["token"]):
+        old = await api.get(f"{PREFIX}/posts/getters/post-stats", token=token)
+        new = await api.get(f"{PREFIX}/posts/getters/run/post-stats", token=token)
+        assert (old.status, old.json) == (new.status, new.json), token
+    for key in ("nope", "shout"):
+        response = await api.get(f"{PREFIX}/posts/getters/{key}")
+        assert (response.status, response.json) == (404, NOT_FOUND), key

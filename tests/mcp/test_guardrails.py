@@ -154,7 +154,7 @@ async def test_a_read_only_server_lists_no_write_tool_and_refuses_them(connect, 
     tools = await tools_of(connect, ann["token"])
     assert sorted(tools) == ["comments-index-tool", "comments-show-tool", "posts-index-tool",
                              "posts-post-stats-getter-tool", "posts-show-tool",  # getters only read
-                             "tags-index-tool", "tags-show-tool", "users-index-tool", "users-profile-tool",
+                             "tags-index-tool", "tags-show-tool", "tokens-list-tool", "users-index-tool", "users-profile-tool",
                              "users-show-tool"]
     async with connect(ann["token"]) as session:
         for name, arguments in (("posts-store-tool", {"title": "New"}), ("posts-update-tool", {"id": post, "title": "x"}),

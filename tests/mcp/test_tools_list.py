@@ -18,6 +18,7 @@ DEMO_TOOLS = [
     "posts-post-stats-getter-tool", "posts-publish-posts-action-tool", "posts-show-tool", "posts-store-tool",
     "posts-sync-tool", "posts-update-tool",
     "tags-index-tool", "tags-show-tool", "tags-store-tool",
+    "tokens-list-tool", "tokens-revoke-tool",  # the caller's own tokens
     "users-index-tool", "users-profile-tool", "users-show-tool",
 ]
 _PATHS = ("comments|comments\\.post|comments\\.post\\.comments|comments\\.post\\.tags|comments\\.post\\.user|"

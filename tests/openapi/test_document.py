@@ -57,10 +57,10 @@ def test_every_route_is_described(document):
     } | {
         f"{PREFIX}/profile", f"{PREFIX}/profile/upload", "/api/register", "/api/login", "/api/logout",
         "/api/forgot-password", "/api/reset-password", "/api/verify-email/resend", "/api/verify-email/{id}/{hash}",
-        "/storage/{path}", f"{PREFIX}/openapi.json",
+        "/storage/{path}", f"{PREFIX}/openapi.json", "/api/tokens", "/api/tokens/{id}",
     } | {f"{PREFIX}/posts/{{id}}/{operation}/tags" for operation in ("attach", "detach", "sync")} | {
         f"{PREFIX}/posts/{path}" for path in (  # the demo's posts declare actions and getters
-            "actions", "{id}/actions", "getters", "getters/{key}", "{id}/getters", "{id}/getters/{key}")}
+            "actions", "{id}/actions", "getters", "getters/run/{key}", "{id}/getters", "{id}/getters/{key}")}
     assert set(document["paths"][f"{PREFIX}/posts"]) == {"get", "post"}
     assert set(document["paths"][f"{PREFIX}/posts/{{id}}"]) == {"parameters", "get", "put", "patch", "post", "delete"}
     assert set(document["paths"][f"{PREFIX}/posts/upload"]) == {"post"}
@@ -70,7 +70,8 @@ def test_every_route_is_described(document):
     assert set(document["paths"][f"{PREFIX}/profile/upload"]) == {"post"}
     operation_ids = [op["operationId"] for item in document["paths"].values() for key, op in item.items()
                      if key != "parameters"]
-    assert len(operation_ids) == len(set(operation_ids)) == 4 * 7 + 4 * 4 + 2 * 2 + 4 + 3 + 1 + 1 + 3 + 8 + 4  # 4 bulk each
+    # 4 bulk each; 3 for the user's tokens; 4 for accounts by mail
+    assert len(operation_ids) == len(set(operation_ids)) == 4 * 7 + 4 * 4 + 2 * 2 + 4 + 3 + 1 + 1 + 3 + 8 + 3 + 4
 
 
 def test_every_operation_has_one_request_media_type(document):
@@ -108,6 +109,17 @@ def test_multipart_operations_take_the_form_schemas(document):
 
 def test_servers_is_set(document):
     assert document["servers"] == [{"url": "/", "description": "The server this document is served from."}]
+
+
+def test_info_names_the_license_the_deployer_sets(document):
+    assert document["info"]["title"] == "Restify API"
+    assert document["info"]["license"] == {"name": "Proprietary", "identifier": "LicenseRef-Proprietary"}
+    settings = Settings({"openapi": {"title": "Blog", "license": "MIT", "license_url": "https://example.com/l"}},
+                        app_dir=ROOT)
+    info = build_document(load_app(ROOT), settings)["info"]
+    assert (info["title"], info["license"]) == ("Blog", {"name": "MIT", "url": "https://example.com/l"})
+    assert build_document(load_app(ROOT), Settings({"openapi": {"license": "Apache-2.0"}}, app_dir=ROOT))[
+        "info"]["license"] == {"name": "Apache-2.0", "identifier": "Apache-2.0"}
 
 
 def test_login_and_register_need_no_token(document):
@@ -235,7 +247,7 @@ def test_resource_object_and_list_envelope(document):
 def test_every_error_shape_is_a_json_response(document):
     responses = document["components"]["responses"]
     expected = {"BadRequest": 400, "Unauthenticated": 401, "Forbidden": 403, "NotFound": 404,
-                "MethodNotAllowed": 405, "PreconditionFailed": 412, "PayloadTooLarge": 413, "UriTooLong": 414, "ValidationFailed": 422,
+                "PreconditionFailed": 412, "PayloadTooLarge": 413, "UriTooLong": 414, "ValidationFailed": 422,
                 "TooManyRequests": 429, "ServiceUnavailable": 503}
     assert set(responses) == set(expected)
     assert responses["ValidationFailed"]["content"]["application/json"]["example"] == {
@@ -267,10 +279,11 @@ def test_every_error_shape_is_a_json_response(document):
 def test_the_error_responses_are_the_error_tables_entries(document):
     """One response per status the REST routes answer, named after its first entry in the error table,
     described by all of that status's entries, its example the first one's body; each route's error
-    statuses refer to them."""
+    statuses refer to them. 405 has none: a path answers it to a method it does not take, which is no
+    operation of the document, so no operation could refer to it."""
     entries: dict[int, list] = {}
     for error in answers.TABLE:
-        if error.where == errors.API:
+        if error.where == errors.API and error.status != errors.MethodNotAllowed.status:
             entries.setdefault(error.status, []).append(error)
     responses = document["components"]["responses"]
     assert set(responses) == {listed[0].__name__ for listed in entries.values()}
@@ -440,8 +453,8 @@ def test_actions_and_getters_of_posts_are_described_with_their_keys_and_payloads
     assert body["properties"]["views"]["description"] == "publish-posts: Views."
     assert [p["name"] for p in paths[f"{PREFIX}/posts/{{id}}/actions"]["post"]["parameters"]] == ["action", "If-Match"]
     assert set(paths[f"{PREFIX}/posts/{{id}}/actions"]["post"]["responses"]) >= {"200", "403", "404", "412", "422"}
-    assert paths[f"{PREFIX}/posts/getters/{{key}}"]["parameters"][0]["schema"] == {"type": "string",
+    assert paths[f"{PREFIX}/posts/getters/run/{{key}}"]["parameters"][0]["schema"] == {"type": "string",
                                                                                     "enum": ["post-stats"]}
-    assert paths[f"{PREFIX}/posts/getters/{{key}}"]["get"]["responses"]["200"]["content"]["application/json"] == {
+    assert paths[f"{PREFIX}/posts/getters/run/{{key}}"]["get"]["responses"]["200"]["content"]["application/json"] == {
         "schema": {"$ref": "#/components/schemas/GetterResult"}}
     assert f"{PREFIX}/comments/actions" not in paths  # comments declare none

@@ -4,6 +4,7 @@ a request and its byte budget, and the application object.
 
 May import: kernel (docs/architecture.md: the layers and their rules).
 """
+from service.core.declarations.abilities import EVERYTHING, READ, WRITE, ability, grants
 from service.core.declarations.app import Restify
 from service.core.declarations.budget import (DATA_MEMBER, RELATIONSHIPS_MEMBER, Budget, Room, budget_of, encoded_size,
                                               held_budget, own_size, relation_size)
@@ -18,9 +19,8 @@ from service.core.declarations.rules import MESSAGES, FieldRules, email_key
 from service.core.declarations.scopes import admits
 
 __all__ = [
-    "DATA_MEMBER", "INT64", "MESSAGES", "PATTERN_RULES", "RELATIONSHIPS_MEMBER", "TIMESTAMPS", "Budget", "Constraints",
-    "Context",
-    "Description", "Field", "FieldRules", "Gate", "Model", "Resource", "ResourceRelation", "Restify", "Room", "admits",
-    "budget_of", "describe", "email_key", "encoded_size", "field", "held_budget", "own_size", "relation_size",
-    "sort_keys", "to_boolean", "to_number"
+    "Budget", "Constraints", "Context", "DATA_MEMBER", "Description", "EVERYTHING", "Field", "FieldRules", "Gate",
+    "INT64", "MESSAGES", "Model", "PATTERN_RULES", "READ", "RELATIONSHIPS_MEMBER", "Resource", "ResourceRelation",
+    "Restify", "Room", "TIMESTAMPS", "WRITE", "ability", "admits", "budget_of", "describe", "email_key", "encoded_size",
+    "field", "grants", "held_budget", "own_size", "relation_size", "sort_keys", "to_boolean", "to_number"
 ]

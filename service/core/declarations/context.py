@@ -8,8 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from service.core.declarations.abilities import grants, user_can
 from service.core.declarations.budget import Budget
 from service.core.declarations.models import Model
+from service.core.kernel import MissingAbility
 
 
 @dataclass
@@ -21,6 +23,7 @@ class Context:
     base_url: str = ""                      # scheme://host, for pagination links and Location
     extras: dict[str, Any] = field(default_factory=dict)
     budget: Budget | None = None            # the bytes the answer may take (service.core.declarations.budget)
+    granted: frozenset[str] = frozenset()   # abilities an operation lends beyond the token's (an action's writes)
 
     @property
     def is_storing(self) -> bool:
@@ -29,6 +32,23 @@ class Context:
     @property
     def is_updating(self) -> bool:
         return self.action in ("update", "patch")
+
+    @property
+    def abilities(self) -> tuple[str, ...] | None:
+        """The abilities of the bearer token the user came with; None without a token (the console,
+        a guest), which no ability limits."""
+        held = self.user._abilities if self.user is not None else None
+        return tuple(held) if held is not None else None
+
+    def can(self, ability: str) -> bool:
+        """Whether the token may do what `ability` names (`"posts:read"`, `"posts:publish-posts"`);
+        policies ask it too. Abilities only narrow a token: the policy still decides."""
+        return user_can(self.user, ability) or grants(self.granted, ability)
+
+    def require(self, ability: str) -> None:
+        """MissingAbility (403, naming it) unless the token may do what `ability` names."""
+        if not self.can(ability):
+            raise MissingAbility(ability)
 
 
 def current_user_id(context: Context) -> str | None:

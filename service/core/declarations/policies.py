@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from service.core.declarations.abilities import user_can
 from service.core.declarations.models import Model
 from service.core.declarations.scopes import compile_alternatives
 from service.core.kernel import DeclarationError
@@ -41,6 +42,12 @@ Scope = bool | dict[str, Any] | AnyOf
 
 class Policy:
     """Base policy: every method denies until the application says otherwise."""
+
+    @staticmethod
+    def can(user: Model | None, ability: str) -> bool:
+        """Whether the token `user` came with may do what `ability` names (`"posts:publish-posts"`), as
+        `Context.can` says it; True without a token. E.g. `return self.can(user, "posts:write") and ...`."""
+        return user_can(user, ability)
 
     def allow_restify(self, user: Model | None) -> bool:
         return False

@@ -1,10 +1,13 @@
 """Personal access tokens: `"<id>|<secret>"`, of which only the SHA-256 of the secret is stored,
-so a leaked tokens collection grants nothing."""
+so a leaked tokens collection grants nothing. Each carries its abilities (service.core.declarations.abilities),
+a name, when it was made, last used and when it expires."""
 import hashlib
 import secrets
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
+from service.core.declarations import EVERYTHING
 from service.core.reading import iso
 from storage import Filter
 
@@ -12,6 +15,7 @@ if TYPE_CHECKING:
     from service.core.declarations import Context, Field, Resource, Restify
 
 TOKENS = "personal_access_tokens"
+USED_EVERY = 60  # seconds: how stale `last_used_at` may be
 
 
 def digest(secret: str) -> str:
@@ -28,15 +32,66 @@ def _ttl(app: "Restify") -> int | None:
     return ttl if ttl > 0 else None
 
 
-async def create_token(app: "Restify", user_id: str, name: str = "api") -> str:
+async def issue_token(app: "Restify", user_id: str, name: str = "api", abilities: Sequence[str] | None = None,
+                      expires_in: int | None = None) -> tuple[str, dict[str, Any]]:
+    """A new token of `user_id`: the bearer text `"<id>|<secret>"` (shown once, never stored) and the
+    stored record. `abilities`: None gives `auth.login_abilities`; `expires_in`: seconds, else `auth.token_ttl`."""
     secret = secrets.token_urlsafe(32)
-    ttl = _ttl(app)
+    ttl = expires_in if expires_in is not None else _ttl(app)
     created = datetime.now(timezone.utc)
     stored = await app.db.collection(TOKENS).insert({
-        "user_id": user_id, "name": name, "token_hash": digest(secret), "created_at": iso(created),
+        "user_id": user_id, "name": name, "token_hash": digest(secret),
+        "abilities": list(abilities if abilities is not None else login_abilities(app)),
+        "created_at": iso(created), "last_used_at": None,
         "expires_at": iso(created + timedelta(seconds=ttl)) if ttl else None,
     })
-    return f"{stored['id']}|{secret}"
+    return f"{stored['id']}|{secret}", stored
+
+
+async def create_token(app: "Restify", user_id: str, name: str = "api", abilities: Sequence[str] | None = None) -> str:
+    """The bearer text of a new token (login, register, `restify token:create`)."""
+    return (await issue_token(app, user_id, name, abilities))[0]
+
+
+def login_abilities(app: "Restify") -> list[str]:
+    """What tokens made by login and register may do (`auth.login_abilities`, by default `["*"]`)."""
+    configured = app.settings.value("auth", "login_abilities")
+    return [str(a) for a in configured] if isinstance(configured, (list, tuple)) else [EVERYTHING]
+
+
+def abilities_of(stored: dict[str, Any]) -> list[str]:
+    """A stored token's abilities; a token stored before abilities existed may do everything."""
+    held = stored.get("abilities")
+    return [str(a) for a in held] if isinstance(held, list) else [EVERYTHING]
+
+
+def described(stored: dict[str, Any], current: str | None = None) -> dict[str, Any]:
+    """A token as its owner sees it: never its secret nor the secret's hash. `current`: the id of the
+    token the request came with."""
+    return {"id": stored["id"], "name": stored.get("name"), "abilities": abilities_of(stored),
+            "created_at": stored.get("created_at"), "last_used_at": stored.get("last_used_at"),
+            "expires_at": stored.get("expires_at"), "current": stored["id"] == current}
+
+
+async def tokens_of(app: "Restify", user_id: str) -> list[dict[str, Any]]:
+    """Every token of a user, oldest first."""
+    return await app.db.collection(TOKENS).find(Filter(equals={"user_id": user_id}), sort=[("id", 1)])
+
+
+async def revoke_token(app: "Restify", user_id: str, token_id: str) -> bool:
+    """Revokes one token of `user_id`; False when it is not theirs (or not there)."""
+    tokens = app.db.collection(TOKENS)
+    return await tokens.delete_where(Filter(equals={"id": token_id, "user_id": user_id})) > 0
+
+
+async def mark_used(app: "Restify", stored: dict[str, Any]) -> None:
+    """Sets `last_used_at`, at most once a minute per token: a read-mostly client costs one small
+    write a minute, not one per request."""
+    moment = datetime.now(timezone.utc)
+    last = stored.get("last_used_at")
+    if isinstance(last, str) and last > iso(moment - timedelta(seconds=USED_EVERY)):
+        return
+    await app.db.collection(TOKENS).update(stored["id"], {"last_used_at": iso(moment)})
 
 
 async def revoke_tokens(app: "Restify", user_id: str, keep: str | None = None) -> int:

@@ -4,9 +4,9 @@ matching a record against conditions, password hashing, health.
 May import: nothing of core (docs/architecture.md: the layers and their rules).
 """
 from service.core.kernel.errors import (BadRequest, Busy, DeclarationError, EmailNotVerified, Forbidden,
-                                        LiveUnavailable,
-                                        NotAnApplication, NotFound, PreconditionFailed, ResponseTooLarge,
-                                        ServiceUnavailable, TooManyRequests, Unauthenticated, ValidationFailed)
+                                        LiveUnavailable, MissingAbility, NotAnApplication, NotFound,
+                                        PreconditionFailed, ResponseTooLarge, ServiceUnavailable, TooManyRequests,
+                                        Unauthenticated, ValidationFailed)
 from service.core.kernel.matching import Condition, satisfies
 from service.core.kernel.naming import RESERVED, attribute_label, collection_name, snake
 from service.core.kernel.operators import (BY_OBJECT_NAME, CONDITIONS, EXACT, FLAG, LIST, NAME, NEGATED, OPERATORS,
@@ -15,10 +15,10 @@ from service.core.kernel.operators import (BY_OBJECT_NAME, CONDITIONS, EXACT, FL
 from service.core.kernel.passwords import Passwords
 
 __all__ = [
-    "BY_OBJECT_NAME", "CONDITIONS", "EXACT", "FLAG", "LIST", "NAME", "NEGATED", "OPERATORS", "RESERVED", "Arity",
-    "BadRequest", "Busy", "Condition", "DeclarationError", "EmailNotVerified", "Forbidden", "LiveUnavailable",
-    "NotAnApplication",
-    "NotFound", "Operator", "Passwords", "PreconditionFailed", "ResponseTooLarge", "ServiceUnavailable",
+    "Arity", "BY_OBJECT_NAME", "BadRequest", "Busy", "CONDITIONS", "Condition", "DeclarationError", "EXACT", "FLAG",
+    "EmailNotVerified", "Forbidden", "LIST", "LiveUnavailable", "MissingAbility", "NAME", "NEGATED", "NotAnApplication",
+    "NotFound", "OPERATORS", "Operator", "Passwords", "PreconditionFailed", "RESERVED", "ResponseTooLarge",
+    "ServiceUnavailable",
     "TooManyRequests", "Unauthenticated", "ValidationFailed", "attribute_label", "choices", "collection_name",
     "for_type", "query_text", "refuse", "refuse_field", "refuse_null", "refuse_operator", "refuse_shape", "satisfies",
     "snake"

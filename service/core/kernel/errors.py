@@ -6,6 +6,7 @@
     ├── ResponseTooLarge        400  the answer would be larger than `server.max_response_bytes`
     ├── Unauthenticated         401  no valid bearer token where one is needed
     ├── Forbidden               403  a policy said no
+    │   ├── MissingAbility      403  the token's abilities do not cover the operation
     │   ├── EmailNotVerified    403  a write by an unconfirmed address (`auth.require_verified`)
     │   └── OriginNotAllowed    403  MCP: an Origin header not in `mcp.allowed_origins`
     ├── NotFound                404  no such resource or record
@@ -88,6 +89,25 @@ class Unauthenticated(RestifyError):
 class Forbidden(RestifyError):
     status, code, default_message = 403, "FORBIDDEN", "This action is unauthorized."
     when = "A logged-in user refused by the repository's policy."
+
+
+class MissingAbility(Forbidden):
+    """The bearer token lacks the ability an operation needs (`posts:read`, `posts:write`, an action's
+    `posts:<key>`): the user may do it, this token may not. The answer names the ability."""
+    code = "MISSING_ABILITY"
+    when = ("The bearer token's abilities do not cover the operation: code MISSING_ABILITY, and `ability` names "
+            "the one it needs (e.g. posts:write).")
+
+    def __init__(self, ability: str) -> None:
+        super().__init__(f"This token lacks the ability {json.dumps(ability)}.")
+        self.ability = ability
+
+    @classmethod
+    def example(cls) -> "MissingAbility":
+        return cls("posts:write")
+
+    def body(self) -> dict[str, Any]:
+        return {"message": self.message, "code": self.code, "ability": self.ability}
 
 
 class EmailNotVerified(Forbidden):

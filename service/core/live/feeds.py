@@ -16,7 +16,7 @@ import weakref
 from datetime import datetime, timezone
 from typing import Any
 
-from service.core.declarations import Context, Restify
+from service.core.declarations import READ, Context, Restify
 from service.core.kernel import LiveUnavailable, TooManyRequests
 from service.core.live.subscription import AccessRevoked, Subscription
 from service.core.operations import TOKENS, enter
@@ -63,7 +63,7 @@ class Feeds:
     def admit(self, name: str, context: Context) -> Subscription:
         """The subscription `subscribe` would make, checked as it checks it (the repository, its filters,
         the subscriber's limit) but holding nothing: what a feed's HEAD answers by."""
-        resource = enter(self.app, name, context)
+        resource = enter(self.app, name, context, READ)
         query = index_query(resource, resource.fields(context), context, self.app.settings)
         subscription = Subscription(self, resource, context, query, context.params.get("id") or None)
         limit = int(self.app.settings.number("live", "max_per_user"))

@@ -11,7 +11,7 @@ import secrets
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from service.core.declarations import Context, Model, Restify
+from service.core.declarations import READ, Context, Model, Restify
 from service.core.identity import digest
 from service.core.kernel import Unauthenticated
 from service.core.operations import TOKENS, enter, now, token_user
@@ -25,7 +25,7 @@ TICKETS = "live_tickets"
 async def issue(app: Restify, name: str, context: Context) -> dict[str, Any]:
     if context.user is None:
         raise Unauthenticated()
-    enter(app, name, context)
+    enter(app, name, context, READ)
     secret = secrets.token_urlsafe(32)
     seconds = int(app.settings.number("live", "ticket_seconds"))  # 0 or less: tickets expire at once
     expires = iso(datetime.now(timezone.utc) + timedelta(seconds=seconds))

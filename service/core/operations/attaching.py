@@ -20,7 +20,8 @@ whole array at the version it read, which keeps the attached ids the user cannot
 from dataclasses import dataclass
 from typing import Any
 
-from service.core.declarations import DATA_MEMBER, MESSAGES, Context, Resource, ResourceRelation, Restify, held_budget
+from service.core.declarations import (DATA_MEMBER, MESSAGES, WRITE, Context, Resource, ResourceRelation, Restify,
+                                       held_budget)
 from service.core.kernel import NotFound, PreconditionFailed, ValidationFailed
 from service.core.operations import crud as operations
 from service.core.reading import (apply_fieldsets, asked_relations, parse_fieldsets, serialize, visibility_of,
@@ -146,7 +147,7 @@ async def change(app: Restify, name: str, id: str, operation: str, relation: str
     with `relationships.<relation>` (as show with `related=<relation>` answers it)."""
     app = app.pinned()
     context.action = operation
-    resource = operations.enter(app, name, context)
+    resource = operations.enter(app, name, context, WRITE)
     tree, cap = asked_relations(app, resource, context)  # a bad parameter is a 400 before anything is written
     chosen = parse_fieldsets(app, resource, context)
     if relation in resource.relations:
@@ -174,7 +175,7 @@ async def preview(app: Restify, name: str, id: str, operation: str, relation: st
     it is now and the ids it would attach and detach."""
     app = app.pinned()
     context.action = operation
-    resource = operations.enter(app, name, context)
+    resource = operations.enter(app, name, context, WRITE)
     planned = await _plan(app, resource, id, operation, relation, payload, context, None)
     return {"record": serialize(app, planned.resource, context, planned.document), "relation": relation,
             "attach": planned.attached, "detach": planned.detached}

@@ -8,10 +8,11 @@ import hmac
 from typing import Any
 
 from service.core.declarations import Context, Model, Resource, Restify, email_key
-from service.core.identity import (TOKENS, create_token, digest, judge_password, login_attempt, registration_attempt,
-                                   revoke_tokens)
+from service.core.identity import (TOKENS, abilities_of, create_token, digest, judge_password, login_attempt,
+                                   mark_used, registration_attempt, revoke_tokens)
 from service.core.kernel import BadRequest, Unauthenticated, ValidationFailed
 from service.core.operations.accounts import after_registration
+from service.core.operations.tokens import checked_abilities
 from service.core.reading import serialize
 from service.core.writing import Write, now, write
 from storage import Filter, is_valid_id
@@ -35,7 +36,9 @@ async def authenticate(app: Restify, token: str) -> Model:
     stored = await app.db.collection(TOKENS).find_by_id(token_id)
     if stored is None or not hmac.compare_digest(stored.get("token_hash", ""), digest(secret)):
         raise Unauthenticated()
-    return await token_user(app, stored)
+    user = await token_user(app, stored)
+    await mark_used(app, stored)
+    return user
 
 
 async def token_user(app: Restify, stored: dict[str, Any]) -> Model:
@@ -50,6 +53,7 @@ async def token_user(app: Restify, stored: dict[str, Any]) -> Model:
     if user is None:
         raise Unauthenticated()
     user["_token_id"] = stored["id"]
+    user["_abilities"] = abilities_of(stored)  # what `Context.can` reads
     return resource.model(user)
 
 
@@ -99,10 +103,18 @@ async def login(app: Restify, payload: dict[str, Any], context: Context) -> dict
     return _with_token(serialize(app, resource, context, user), token)
 
 
-async def logout(app: Restify, context: Context) -> None:
+async def logout(app: Restify, payload: dict[str, Any], context: Context) -> None:
+    """Revokes the request's token; with `{"all": true}`, every token of the user (every session and
+    script, this one included)."""
     if context.user is None:
         raise Unauthenticated()
-    await app.db.collection(TOKENS).delete(context.user._token_id)
+    every = payload.get("all", False)
+    if every not in (True, False):
+        raise ValidationFailed({"all": ["The all field must be true or false."]})
+    if every:
+        await revoke_tokens(app, context.user.id)
+    else:
+        await app.db.collection(TOKENS).delete(context.user._token_id)
 
 
 async def _find_by_email(app: Restify, resource: Resource, email: str) -> dict[str, Any] | None:
@@ -117,9 +129,11 @@ async def user_id_for_email(app: Restify, email: str) -> str:
     return user["id"]
 
 
-async def token_for_email(app: Restify, email: str, name: str = "console") -> str:
-    """A new token for the user with `email` (for `restify token:create`)."""
-    return await create_token(app, await user_id_for_email(app, email), name=name)
+async def token_for_email(app: Restify, email: str, name: str = "console", abilities: list[str] | None = None) -> str:
+    """A new token for the user with `email` (for `restify token:create`); `abilities` are checked as
+    `POST <auth>/tokens` checks them (ValidationFailed names what is wrong), by default `*`."""
+    held = checked_abilities(app, abilities if abilities is not None else ["*"], Context(door="console"))
+    return await create_token(app, await user_id_for_email(app, email), name=name, abilities=held)
 
 
 async def revoke_for_email(app: Restify, email: str) -> int:

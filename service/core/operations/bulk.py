@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from service.core.declarations import MESSAGES, Context, Resource, Restify, budget_of, held_budget
+from service.core.declarations import MESSAGES, WRITE, Context, Resource, Restify, budget_of, held_budget
 from service.core.kernel import BadRequest, NotFound, ValidationFailed
 from service.core.operations.all_or_none import keyed, whole
 from service.core.operations.crud import deny, enter
@@ -145,7 +145,7 @@ async def store_bulk(app: Restify, name: str, items: Any, context: Context) -> d
     """Creates every item (store's rules for each), or none: 201's `{"data": [resource...]}`."""
     app = app.pinned()
     context.action = "store"
-    resource = enter(app, name, context)
+    resource = enter(app, name, context, WRITE)
     objects = _objects(_items(app, items))
     _authorize(app, resource, context, "store", [None])
     await app.ready()
@@ -162,7 +162,7 @@ async def update_bulk(app: Restify, name: str, items: Any, context: Context) -> 
     record's), or none."""
     app = app.pinned()
     context.action = "patch"
-    resource = enter(app, name, context)
+    resource = enter(app, name, context, WRITE)
     objects = _objects(_items(app, items))
     targets = _targets(objects)
     documents = await _records(app, resource, context, targets)
@@ -204,7 +204,7 @@ def _delete_items(items: list[Any]) -> list[dict[str, Any]]:
 async def _deletable(app: Restify, name: str, items: Any, context: Context) -> tuple[Resource, list[Target],
                                                                                    list[dict[str, Any]]]:
     """The records a bulk delete names, each visible to the user and allowed to be deleted."""
-    resource = enter(app, name, context)
+    resource = enter(app, name, context, WRITE)
     targets = _targets(_delete_items(_items(app, items)))
     documents = await _records(app, resource, context, targets)
     _authorize(app, resource, context, "delete", documents)

@@ -8,18 +8,19 @@ Each operation pins the application first (`Restify.pinned`) and passes that vie
 reads one registry from start to end even when the repositories are reloaded meanwhile. Writes
 take the one write path (`writes`).
 """
+from collections.abc import Awaitable
 from typing import Any
 from urllib.parse import urlencode
 
-from service.core.declarations import (DATA_MEMBER, Budget, Context, Resource, Restify, Room, budget_of, encoded_size,
-                                       held_budget, own_size)
+from service.core.declarations import (DATA_MEMBER, READ, WRITE, Budget, Context, Resource, Restify, Room, ability,
+                                       budget_of, encoded_size, held_budget, own_size)
 from service.core.identity import refuse_unverified
 from service.core.kernel import Forbidden, NotFound, Unauthenticated
 from service.core.reading import (FILTER, Fieldsets, IndexQuery, Page, RelationTree, Visible, apply_fieldsets,
                                   as_parameters, asked_relations, cursor_binding, cursor_key, index_query, load_related,
-                                  parse_fieldsets, read_cursor_page, read_through_page, record_meta, relation_key,
-                                  resource_object, search_within, taking_turns, visibility_of, visible, with_eager,
-                                  with_relations, with_relationships)
+                                  parse_fieldsets, read_cursor_page, read_through_page, record_meta,
+                                  refuse_before_reading, relation_key, require_readable, resource_object, search_within,
+                                  taking_turns, visibility_of, visible, with_eager, with_relations, with_relationships)
 from service.core.writing import Upload, Write, canonical_references, remove, write
 from service.core.writing import expected_versions, now  # noqa: F401 (the doors import them from here too)
 from storage import Filter, Versions
@@ -31,7 +32,9 @@ def deny(context: Context) -> Exception:
     return Unauthenticated() if context.user is None else Forbidden()
 
 
-def enter(app: Restify, name: str, context: Context) -> Resource:
+def enter(app: Restify, name: str, context: Context, kind: str) -> Resource:
+    """The repository `name`, if the request may enter it: a user where routes require one, the token's
+    ability `<name>:<kind>` (`read`, `write` or an action's key), then the policy's `allow_restify`."""
     if app.settings.requires_user and context.user is None:
         raise Unauthenticated()
     resource = app.registry.get(name)
@@ -39,6 +42,7 @@ def enter(app: Restify, name: str, context: Context) -> Resource:
         # The valid names only for a user, and only those their policies let in: a guest learns none.
         known = app.registry.entered_by(context.user) if context.user is not None else []
         raise NotFound(f"No repository {name!r}" + (f"; the repositories are: {', '.join(known)}." if known else "."))
+    context.require(ability(resource.name, kind))
     if not app.registry.policies.for_model(resource.model).allow_restify(context.user):
         raise deny(context)
     refuse_unverified(app, context)  # a write, by a user whose address is not confirmed yet
@@ -68,15 +72,16 @@ find = _find
 async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     app = app.pinned()
     context.action = "index"
-    resource = enter(app, name, context)
+    resource = enter(app, name, context, READ)
     fields = resource.fields(context)
     repeated = context.extras.get("repeated") or {}
     query = index_query(resource, fields, context, app.settings)  # a malformed query reads nothing
+    require_readable(resource, query.related, context)
     chosen = parse_fieldsets(app, resource, context)
     await app.ready()
     collection = app.collection(resource)
     seen = visibility_of(app, resource, context.user)
-    async with taking_turns(app, resource, fields, query, context):  # expensive ones take turns
+    async with taking_turns(app, resource, fields, query, context) as count_kept_for:  # expensive ones take turns
         where = await index_filter(app, resource, fields, query, context, seen)
         # A cursor is bound to what chooses and orders the records, and to the page size.
         bound = cursor_binding(resource.name, query.sort, sorted(where.equals.items()), where.conditions,
@@ -85,9 +90,12 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
             page = await read_through_page(app, resource, context, where, query.sort, query.per_page, query.page,
                                            query.cursor)
         else:
-            page = await read_cursor_page(collection, where, query.sort, query.per_page, query.page, query.cursor,
-                                          cursor_key(app.settings), bound)
-        total = await collection.count(where) if query.counted else None
+            def read_page(only: tuple[str, ...] = ()) -> Awaitable[Page]:
+                return read_cursor_page(collection, where, query.sort, query.per_page, query.page, query.cursor,
+                                        cursor_key(app.settings), bound, only)
+            await refuse_before_reading(app, resource, context, with_eager(resource, query.related), read_page)
+            page = await read_page()
+        total = await collection.count(where, count_kept_for) if query.counted else None
     rows = [(d, resource.model(d)) for d in seen.shown(page.documents)]
     spent = budget_of(app, context)
     data, sizes = await _records(app, resource, context, seen.gate, rows, fields, query.related, chosen, spent)
@@ -215,7 +223,7 @@ def _envelope(context: Context, query: IndexQuery, page: Page, repeated: dict[st
 async def show(app: Restify, name: str, id: str, context: Context) -> dict[str, Any]:
     app = app.pinned()
     context.action = "show"
-    resource = enter(app, name, context)
+    resource = enter(app, name, context, READ)
     asked = asked_relations(app, resource, context)
     chosen = parse_fieldsets(app, resource, context)
     document = await _find(app, resource, id, context)
@@ -230,7 +238,7 @@ async def store(app: Restify, name: str, payload: dict[str, Any], context: Conte
                 files: dict[str, Upload] | None = None) -> dict[str, Any]:
     app = app.pinned()
     context.action = "store"
-    resource = enter(app, name, context)
+    resource = enter(app, name, context, WRITE)
     _authorize(app, resource, "store", context)
     await app.ready()
     written = await write(Write(app, resource, resource.fields(context), context, payload, files=files))
@@ -243,7 +251,7 @@ async def update(app: Restify, name: str, id: str, payload: dict[str, Any], cont
     """`versions`: the record's versions the client accepts (If-Match, `version`); None: any."""
     app = app.pinned()
     context.action = "patch" if partial else "update"
-    resource = enter(app, name, context)
+    resource = enter(app, name, context, WRITE)
     document = await _find(app, resource, id, context)
     _authorize(app, resource, "update", context, document)
     await app.ready()
@@ -255,7 +263,7 @@ async def update(app: Restify, name: str, id: str, payload: dict[str, Any], cont
 async def delete(app: Restify, name: str, id: str, context: Context, versions: Versions = None) -> None:
     app = app.pinned()
     context.action = "delete"
-    resource = enter(app, name, context)
+    resource = enter(app, name, context, WRITE)
     document = await _find(app, resource, id, context)
     _authorize(app, resource, "delete", context, document)
     await remove(app, resource, context, document, versions)

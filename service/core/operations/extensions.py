@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
-from service.core.declarations import Context, Model, Resource, Restify
+from service.core.declarations import READ, Context, Model, Resource, Restify
 from service.core.kernel import DeclarationError, NotFound, snake
 from service.core.operations import crud as operations
 from service.core.reading import query_text, visibility_of
@@ -37,16 +37,19 @@ class RunContext(Context):
 
 
 def running(context: Context, app: Restify, resource: Resource, kind: type[RunContext] = RunContext,
-            **more: Any) -> Any:
-    """A run context of `kind` for this request (a new value: the request's context is not changed)."""
+            lent: frozenset[str] = frozenset(), **more: Any) -> Any:
+    """A run context of `kind` for this request (a new value: the request's context is not changed);
+    `lent`: abilities the run has beyond the token's."""
     return kind(user=context.user, door=context.door, params=context.params, action=context.action,
-                base_url=context.base_url, extras=dict(context.extras), app=app, resource=resource.name, **more)
+                base_url=context.base_url, extras=dict(context.extras), granted=context.granted | lent, app=app,
+                resource=resource.name, **more)
 
 
 def caller(context: Context, params: Mapping[str, Any] | None = None) -> Context:
     """A fresh context of the same user and door, for one more operation (operations set its `action`)."""
     return Context(user=context.user, door=context.door, base_url=context.base_url,
-                   params={k: query_text(v) for k, v in (params or {}).items()}, extras={"url": ""})
+                   params={k: query_text(v) for k, v in (params or {}).items()}, extras={"url": ""},
+                   granted=context.granted)
 
 
 class Extension:
@@ -116,6 +119,6 @@ def chosen(resource: Resource, method: str, kind: type[E], context: Context, key
 async def entered(app: Restify, name: str, context: Context, id: str | None) -> tuple[Resource, dict[str, Any] | None]:
     """The resource the request may enter (`allow_restify`) and, with an `id`, the record, which must be
     one the user may see (else NotFound, as on show). `app` is the operation's pinned view."""
-    resource = operations.enter(app, name, context)
+    resource = operations.enter(app, name, context, READ)
     document = await operations.find(app, resource, id, context) if id is not None else None
     return resource, document

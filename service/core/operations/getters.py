@@ -10,7 +10,7 @@ as on show). Whatever `handle` returns is the answer's `data`.
 """
 from typing import Any
 
-from service.core.declarations import Context, Model, Restify
+from service.core.declarations import READ, Context, Model, Restify
 from service.core.operations import crud as operations
 from service.core.operations.extensions import Extension, RunContext, chosen, entered, offered, running
 
@@ -34,10 +34,10 @@ async def listing(app: Restify, name: str, context: Context, id: str | None = No
 
 
 async def run(app: Restify, name: str, key: Any, context: Context, id: str | None = None) -> dict[str, Any]:
-    """`GET <r>/getters/<key>` and `GET <r>/<id>/getters/<key>`."""
+    """`GET <r>/getters/run/<key>` and `GET <r>/<id>/getters/<key>`."""
     app = app.pinned()
     context.action = "getter"
-    resource = operations.enter(app, name, context)
+    resource = operations.enter(app, name, context, READ)
     getter = chosen(resource, "getters", Getter, context, key, id is not None)  # unknown: 404 before any read
     _, document = await entered(app, name, context, id)
     record = resource.model(document) if document is not None else None

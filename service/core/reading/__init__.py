@@ -7,7 +7,8 @@ from service.core.reading.admission import taking_turns
 from service.core.reading.cursors import Page, cursor_binding, cursor_key, read_cursor_page
 from service.core.reading.fieldsets import Fieldsets, apply_fieldsets, parse_fieldsets, selectable
 from service.core.reading.filter_objects import FILTER, as_parameters, index_query, query_text
-from service.core.reading.loading import load_related, with_eager
+from service.core.reading.loading import load_related, require_readable, with_eager
+from service.core.reading.planning import refuse_before_reading
 from service.core.reading.presenting import asked_relations, serialize, with_relations
 from service.core.reading.query import IndexQuery, RelationTree, max_related_depth
 from service.core.reading.serializer import iso, record_meta, resource_object, visible, with_relationships
@@ -17,7 +18,7 @@ from service.core.reading.visibility import Visible, visibility_of
 __all__ = [
     "FILTER", "Fieldsets", "IndexQuery", "Page", "RelationTree", "Visible", "apply_fieldsets", "as_parameters",
     "asked_relations", "cursor_binding", "cursor_key", "index_query", "iso", "load_related", "max_related_depth",
-    "parse_fieldsets", "query_text", "read_cursor_page", "read_through_page", "record_meta", "relation_key",
-    "resource_object", "search_within", "selectable", "serialize", "taking_turns", "visibility_of", "visible",
-    "with_eager", "with_relations", "with_relationships"
+    "parse_fieldsets", "query_text", "read_cursor_page", "read_through_page", "record_meta", "refuse_before_reading",
+    "relation_key", "require_readable", "resource_object", "search_within", "selectable", "serialize", "taking_turns",
+    "visibility_of", "visible", "with_eager", "with_relations", "with_relationships"
 ]

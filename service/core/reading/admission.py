@@ -26,8 +26,10 @@ once, and the rests add up). A query asked for during a rest waits for its end w
 PACED seconds (so a client paging through search results is slowed, not refused), else it is refused.
 
 Refused before it starts: Busy (429, the message says which rule, and Retry-After the whole seconds until
-that rest ends; when a turn is taken, about one expensive query's recent duration). A plain query
-never waits and is never refused here.
+that rest ends; when a turn is taken, about one expensive query's recent duration). An owner that asks
+again before the Retry-After of its last refusal has passed gets its refusal after a pause (up to PACED
+seconds, the rest of that wait): a client looping on refusals would otherwise cost the process a request
+each few milliseconds for nothing. A plain query never waits and is never refused here.
 """
 import asyncio
 import math
@@ -95,6 +97,7 @@ class Admission:
         self.clock: Callable[[], float] = time.monotonic  # what durations and rests are read on (tests set theirs)
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # how a query waits out a rest (likewise)
         self.waiting: set[str] = set()      # the owners whose expensive query waits for a rest to end
+        self.refused: dict[str, float] = {}  # owner -> until when (on `clock`) its last refusal said to wait
         # Awaited once a turn is given, before the query runs (a test holds a query there).
         self.on_admit: Callable[[str], Awaitable[None]] | None = None
 
@@ -121,12 +124,19 @@ class Admission:
 
     async def _admit(self, who: str, limit: int, reason: str) -> None:
         """Raises Busy, or returns once `who` may start: at once, or after waiting out a short rest (its
-        own or the process's; another query's may lengthen the process's meanwhile, up to PACED in all)."""
-        deadline = self.clock() + PACED
+        own or the process's; another query's may lengthen the process's meanwhile, up to PACED in all).
+        An owner asking again before its last refusal's Retry-After passed is first paused (once)."""
+        deadline, paused = self.clock() + PACED, False
         while True:
             refused = self._refuse(who, limit, reason)
             if refused is not None:
-                raise refused
+                pause, paused = (0.0 if paused else self._pause(who)), True
+                if pause <= 0:
+                    self._refused(who, refused)
+                    raise refused
+                await self.sleep(pause)
+                deadline = self.clock() + PACED
+                continue
             wait = max(self.resting.get(who, 0.0), self.process_rest) - self.clock()
             if wait <= 0:
                 return
@@ -138,6 +148,17 @@ class Admission:
                 await self.sleep(wait)
             finally:
                 self.waiting.discard(who)
+
+    def _pause(self, who: str) -> float:
+        """How long `who` is paused before a refusal: what is left of its last refusal's Retry-After, at
+        most PACED (0: it waited as told, or was never refused)."""
+        return min(PACED, self.refused.get(who, 0.0) - self.clock())
+
+    def _refused(self, who: str, refused: Busy) -> None:
+        now = self.clock()
+        if len(self.refused) >= _MAX_RESTING:  # forget the refusals whose wait is over
+            self.refused = {w: until for w, until in self.refused.items() if until > now}
+        self.refused[who] = now + (refused.retry_after or 1)
 
     @asynccontextmanager
     async def turn(self, who: str, limit: int, reason: str, rest: float = 0.0,
@@ -202,11 +223,13 @@ def share(app: "Restify") -> float:
 
 @asynccontextmanager
 async def taking_turns(app: "Restify", resource: "Resource", fields: list[Field], query: IndexQuery,
-                       context: Context) -> AsyncIterator[None]:
-    """Runs the block in a turn when `query` is expensive (Busy when none is free), else at once."""
+                       context: Context) -> AsyncIterator[float]:
+    """Runs the block in a turn when `query` is expensive (Busy when none is free), else at once. Gives
+    the seconds the query's count may be kept (`query.expensive_count_seconds`; 0 for a plain query,
+    whose count is cheap): paging through a search asks the same count on every page."""
     reason = expense(resource, fields, query)
     if reason is None:
-        yield
+        yield 0.0
         return
     async with admission(app).turn(owner(context), concurrency(app), reason, rest(app), share(app)):
-        yield
+        yield max(0.0, float(app.settings.number("query", "expensive_count_seconds")))

@@ -161,9 +161,10 @@ class Page:
 
 
 async def read_cursor_page(collection: Collection, where: Filter, sort: list[tuple[str, int]], per_page: int,
-                           page: int, cursor: str | None, secret: bytes, bound: str) -> Page:
+                           page: int, cursor: str | None, secret: bytes, bound: str,
+                           fields: tuple[str, ...] = ()) -> Page:
     """One page by number (`cursor` None) or by keyset position; either way with the cursors
-    of the pages beside it, null at the ends."""
+    of the pages beside it, null at the ends. `fields`: only these of each record (and the sort's keys)."""
     keys = [name for name, _ in sort]
 
     def at(document: dict[str, Any] | None, values: tuple[Any, ...], forward: bool) -> str:
@@ -175,7 +176,8 @@ async def read_cursor_page(collection: Collection, where: Filter, sort: list[tup
         skip = (page - 1) * per_page
         # A page past 64 bits of skip is past any real collection: empty, without asking the server.
         fits = skip + per_page <= MAX_SKIP
-        rows = await collection.find(where, sort=sort, skip=skip, limit=min(per_page + 1, MAX_SKIP)) if fits else []
+        rows = await collection.find(where, sort=sort, skip=skip, limit=min(per_page + 1, MAX_SKIP),
+                                     fields=fields) if fits else []
         more = len(rows) > per_page
         rows = rows[:per_page]
         return Page(rows, skip, more, at(rows[-1], (), True) if more else None,
@@ -184,7 +186,8 @@ async def read_cursor_page(collection: Collection, where: Filter, sort: list[tup
     forward = start is None or start.forward
     walk = sort if forward else [(name, -direction) for name, direction in sort]
     after = (tuple(walk), start.values) if start is not None else None
-    rows = await collection.find(replace(where, after=after), sort=walk, limit=min(per_page + 1, MAX_SKIP))
+    rows = await collection.find(replace(where, after=after), sort=walk, limit=min(per_page + 1, MAX_SKIP),
+                                 fields=fields)
     more = len(rows) > per_page
     rows = rows[:per_page]
     if not forward:

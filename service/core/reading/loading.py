@@ -26,8 +26,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from service.core.declarations import (RELATIONSHIPS_MEMBER, Budget, Context, Resource, ResourceRelation, budget_of,
-                                       own_size, relation_size)
+from service.core.declarations import (READ, RELATIONSHIPS_MEMBER, Budget, Context, Resource, ResourceRelation, ability,
+                                       budget_of, own_size, relation_size)
 from service.core.kernel import BadRequest
 from service.core.reading import visibility
 from service.core.reading.fieldsets import Fieldsets
@@ -50,6 +50,15 @@ def with_eager(resource: Resource, tree: RelationTree, ancestors: frozenset[type
         if relation_name is not None and resource.relations[relation_name].target.model not in ancestors:
             merged.setdefault(relation_name, {})
     return merged
+
+
+def require_readable(resource: Resource, tree: RelationTree, context: Context) -> None:
+    """The relations a request asks for (`related`, GraphQL's relation fields) answer records of other
+    repositories: the token needs `<r>:read` of each (MissingAbility names the first it lacks)."""
+    for name, children in tree.items():
+        target = resource.relations[name].target
+        context.require(ability(target.name, READ))
+        require_readable(target, children, context)
 
 
 class Rows:
@@ -128,14 +137,17 @@ class _Loader:
             shown_relations += shown
             limit = None if relation.decl.name in resource.model.eager else self.cap
             seen = visibility.visibility_of(self.app, relation.target, self.context.user)
-            targets = seen.shown(await self._fetch(relation, owners, limit, seen, copies)) if seen.entered else []
+            children = with_eager(relation.target, children, path | {relation.target.model})
+            # An eager relation the token may not read comes back empty, like one whose policy refuses.
+            readable = seen.entered and self.context.can(ability(relation.target.name, READ))
+            targets = seen.shown(await self._fetch(relation, owners, limit, seen, copies, not children)) \
+                if readable else []
             grouped = _group(relation, owners, targets)
             fields = visible(relation.target.fields(self.context))
             objects = {t["id"]: resource_object(relation.target.name, fields, t) for t in targets}
             target_keep = self.keep.get(relation.target.name)
             sizes = {i: own_size(o, target_keep) for i, o in objects.items()} if shown else dict.fromkeys(objects, 0)
             self.spent.charge(sum(sizes.values()))  # each record as it is built
-            children = with_eager(relation.target, children, path | {relation.target.model})
             counts = dict.fromkeys(objects, 1)
             if children:
                 nested = await self.level(relation.target, targets, children, path, shown,
@@ -173,9 +185,9 @@ class _Loader:
             self.spent.charge(placed_bytes - sum(sizes.values()))
 
     async def _fetch(self, relation: ResourceRelation, owners: list[dict[str, Any]],
-                     limit: int | None, seen: Visible, copies: "_Copies") -> list[dict[str, Any]]:
+                     limit: int | None, seen: Visible, copies: "_Copies", leaf: bool) -> list[dict[str, Any]]:
         """The related records of `owners` within the scope of `seen` (`show` is the caller's);
-        `copies`: how often the answer writes them."""
+        `copies`: how often the answer writes them; `leaf`: no level is loaded beneath them."""
         collection = self.app.collection(relation.target)
         scope = seen.within()
         allowance = self.rows

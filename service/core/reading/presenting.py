@@ -35,6 +35,7 @@ def asked_relations(app: "Restify", resource: Resource, context: Context) -> Ask
     record is read: a bad parameter is a 400 whether the record exists or not."""
     check_parameter_names(context.params)
     tree = parse_related(resource, context.params, max_related_depth(app.settings))
+    loading.require_readable(resource, tree, context)
     return loading.with_eager(resource, tree), relatable_per_page(context.params, app.settings)
 
 
