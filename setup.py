@@ -22,12 +22,13 @@ setup(
         "nx-27017>=0.8",
         "prometheus-client>=0.20",
         "cryptography>=42",
+        "aiosmtplib>=3",
     ],
     extras_require={
         "test": ["pytest>=8,<10", "pytest-xdist>=3.5", "pytest-tornasync>=0.6", "requests>=2.31",
                  "openapi-spec-validator>=0.7",
                  "schemathesis>=4.32,<5", "hypothesis>=6.100", "openapi-python-client>=0.29,<0.30",
-                 "honcho>=2",
+                 "honcho>=2", "aiosmtpd>=1.4",
                  "httpx-sse>=0.4", "gql[websockets,httpx]>=3.5",
                  "playwright>=1.45"],  # drives the system's Chromium (tests/explorer); its browsers are not installed
         "lint": ["ruff>=0.6,<1", "mypy>=1.10,<3"],

@@ -88,6 +88,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="30d, 12h, 45m or 90s: records trashed longer ago than this are deleted")
     purge.add_argument("--app-dir", dest="app_dir_sub", default=None)
 
+    mail = commands.add_parser("mail:failed", help="list the mail the outbox could not send (given up on, or "
+                               "still retried)")
+    mail.add_argument("--retry", action="store_true", help="put the messages given up on back in line")
+    mail.add_argument("--app-dir", dest="app_dir_sub", default=None)
+
     indexes = commands.add_parser("indexes", help="print each repository's index plan beside the indexes "
                                   "the database has")
     indexes.add_argument("--app-dir", dest="app_dir_sub", default=None)
@@ -205,6 +210,9 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
     if args.command == "trash:purge":
         from service.console.trash import purge_trash
         return purge_trash(settings, args.older_than)
+    if args.command == "mail:failed":
+        from service.console.mail import failed
+        return failed(settings, args.retry)
     if args.command == "mcp":
         from service.mcp.stdio import run_stdio
         with database_uri(settings) as uri:

@@ -32,7 +32,12 @@ DEFAULTS: dict[str, dict[str, Any]] = {
              "token_ttl": None, "login_abilities": ["*"], "login_attempts_per_account": 5,
              "login_attempts_per_address": 20,
              "login_window_seconds": 60, "registrations_per_address": 10, "registration_window_seconds": 3600,
+             "reset_ttl": 60, "resets_per_account": 3, "resets_per_address": 20, "resends_per_account": 6,
+             "mail_window_seconds": 3600, "reset_url": "", "verify_email": False, "require_verified": False,
+             "verify_ttl": 60, "signing_secret": "",
              "hash_threads": 2, "hash_queue": 64},
+    "mail": {"url": "log", "from": "Restify <noreply@localhost>", "starttls": "auto", "timeout": 10,
+             "retry_seconds": 5, "give_up_after_seconds": 86_400, "poll_seconds": 5, "lease_seconds": 30},
     "app": {"package": "repositories"},
     "metrics": {"enabled": True, "token": ""},
     "explorer": {"enabled": True},
@@ -119,6 +124,33 @@ MEANINGS: dict[str, str] = {
     "auth.registration_window_seconds": "the length of the registration throttle's window",
     "auth.hash_threads": "threads of the password hashing lane",
     "auth.hash_queue": "hashing jobs that may wait beyond those threads; past them a 429",
+    "auth.reset_ttl": "minutes a password reset token is valid",
+    "auth.resets_per_account": "`forgot-password` requests per email address per `auth.mail_window_seconds`, "
+                               "counted alike for unknown addresses; then 429 (0: off)",
+    "auth.resets_per_address": "`forgot-password` requests per client address per window; then 429 (0: off)",
+    "auth.resends_per_account": "verification mails one user may ask for again per window; then 429 (0: off)",
+    "auth.mail_window_seconds": "the length of the window of the reset and verification throttles",
+    "auth.reset_url": "the link of the reset mail, with `{token}` and `{email}` (e.g. your front end's page); "
+                      "empty: `<request's host><auth_prefix>/reset-password?token=...&email=...`",
+    "auth.verify_email": "send a signed link to confirm the address on registration and on each change of it",
+    "auth.require_verified": "refuse writes (403 `EMAIL_NOT_VERIFIED`) by users whose address is not confirmed",
+    "auth.verify_ttl": "minutes a verification link is valid",
+    "auth.signing_secret": "the secret verification links are signed with (HMAC-SHA256); empty: derived from "
+                           "`query.cursor_secret` (or `var/cursor.key`); give hosts behind one load balancer the "
+                           "same value",
+    "mail.url": "how mail leaves: `log` (written to `var/mail/*.eml` and the log), `smtp://user:pass@host:port` "
+                "(STARTTLS when offered) or `smtps://user:pass@host:port` ([Mail](accounts.md#mail))",
+    "mail.from": "the `From` of every message",
+    "mail.starttls": "`auto`: STARTTLS when the SMTP server offers it; `required`: no message is sent in clear",
+    "mail.timeout": "seconds one SMTP conversation may take; then the attempt failed",
+    "mail.retry_seconds": "the wait after a message's first failed attempt; it doubles with each, at most a "
+                          "minute during the message's first hour, 15 minutes afterwards",
+    "mail.give_up_after_seconds": "age past which a message that still cannot be sent is marked failed (kept; "
+                                  "`restify mail:failed` lists it)",
+    "mail.poll_seconds": "how often `serve` looks for mail to send (a message queued by the same process is "
+                         "sent at once)",
+    "mail.lease_seconds": "how long the sender's lease lasts unless renewed: when a sending process dies, "
+                          "another takes over after it",
     "app.package": "the package the application is loaded from",
     "explorer.enabled": "the API explorer: Swagger UI at `/docs` and GraphiQL for browsers at `/graphql` "
                         "([API explorer](explorer.md)); false: `/docs` is a 404 and `/graphql` answers browsers as "

@@ -18,10 +18,12 @@ from storage.filters import Filter
 from storage.ids import canonical_id, is_valid_id, new_id
 from storage.indexes import ExistingIndex, IndexRefused, IndexSupport
 from storage.journal import JOURNAL, Entry, Journal, Step
+from storage.outbox import OUTBOX, Outbox
 
 __all__ = [
     "BULK_MARK",
     "JOURNAL",
+    "OUTBOX",
     "VERSION",
     "Versions",
     "Change",
@@ -42,6 +44,7 @@ __all__ = [
     "IndexSupport",
     "Journal",
     "LocalDisk",
+    "Outbox",
     "StorageError",
     "StoredFile",
     "Stale",

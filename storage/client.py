@@ -18,6 +18,7 @@ from storage.files import GridFSDisk
 from storage.guard import unavailable_as_error
 from storage.indexes import IndexSupport, index_support, profile_name
 from storage.journal import Journal
+from storage.outbox import Outbox
 
 DEFAULT_DATABASE = "restify"
 DEFAULT_TIMEOUT_MS = 2000
@@ -76,6 +77,10 @@ class Database:
     async def changes_since(self, name: str, token: str, limit: int = 1000, pre_images: bool = False) -> list[Change]:
         """The changes to `name` after `token`, up to now (HistoryLost for a token it cannot resume)."""
         return await catch_up(self._db[name], token, limit, pre_images)
+
+    def outbox(self) -> Outbox:
+        """The mail outbox and its sender's lease (storage/outbox.py)."""
+        return Outbox(self._db)
 
     def journal(self) -> Journal:
         """The bulk journal (storage/journal.py): how bulk writes are made whole without transactions."""

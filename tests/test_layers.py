@@ -185,3 +185,9 @@ def test_imports_that_keep_the_layers_pass(tmp_path: Path) -> None:
     })
     assert violations(core) == []
     assert arrows(core) == (4, 10)  # query -> declarations, query -> kernel.errors; loading -> query; reading -> query
+
+
+def test_mail_sits_beneath_the_core():
+    """`service/mail` (templates, transports, the outbox's sender) uses storage and the settings only: the
+    core's operations queue mail through it, `serve` runs its sender."""
+    assert offending("service.mail", ("service.core",) + DOORS + TOP) == {}

@@ -9,7 +9,8 @@ Each child builds its own Motor client: a client must never cross a fork.
 
 Before it listens (before forking), `serve` cleans up what a crash left: stale temporary files
 (service/console/prune.py) and unfinished bulk writes (service/console/recovery.py); every
-process then takes back unfinished bulk writes once a minute.
+process then takes back unfinished bulk writes once a minute, and sends the outbox's mail while it
+holds the sender's lease (service/mail/sender.py).
 """
 import asyncio
 import gc
@@ -37,6 +38,7 @@ from service.console.watching import follow_schema, run_worker
 from service.graphql.service import GraphQLService
 from service.console.application import make_server
 from service.http.metrics import MULTIPROC_ENV, enabled as metrics_enabled, process_exited
+from service.mail import run_sender
 
 log = logging.getLogger("restify")
 
@@ -70,7 +72,8 @@ async def _run_server(settings: Settings, uri: str, listen: Callable[[HTTPServer
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     live = [asyncio.create_task(follow_schema(app, graphql, stop)),
-            asyncio.create_task(recover_periodically(app, stop))]
+            asyncio.create_task(recover_periodically(app, stop)),
+            asyncio.create_task(run_sender(settings, app.db, stop))]  # one process at a time sends (a lease)
     if watch:
         live.append(asyncio.create_task(run_worker(settings, stop)))
     on_ready(list(app.registry.resources))

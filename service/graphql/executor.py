@@ -25,7 +25,7 @@ from service.core.declarations.budget import Budget
 from service.core.declarations.context import Context
 from service.core.kernel.answers import answer
 from service.core.kernel.errors import BadRequest, ResponseTooLarge
-from service.graphql import actions, attaching, bulk, tokens, trash
+from service.graphql import accounts, actions, attaching, bulk, tokens, trash
 from service.graphql.config import GraphQLConfig
 from service.graphql.fast import PlainFieldExecutor
 from service.graphql.generator import build_schema_objects, exposed, lower_first
@@ -158,6 +158,7 @@ class GraphQLEndpoint:
         bind_subscriptions(self.app, self.schema, exposed(self.app.registry, self.config))
         actions.bind(self.app, self.schema, exposed(self.app.registry, self.config))
         tokens.bind(self.app, self.schema)
+        accounts.bind(self.app, self.schema)
 
     async def prepared(self, query: str) -> Prepared:
         """The cached preparation of a query text; requests for a text being prepared wait for it."""

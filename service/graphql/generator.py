@@ -8,7 +8,9 @@ subscription `<type>Changed`
 (service/graphql/subscriptions.py), `run<Type>Action` and `<type>Getter` where it declares actions or
 getters (service/graphql/actions.py), and one field per exposed relation; `me` when the user repository
 is in the schema, with the user's own tokens (`tokens`, `createToken`, `revokeToken`:
-service/graphql/tokens.py). Printed sorted, so the same repositories always give byte-identical SDL.
+service/graphql/tokens.py) and the account mutations (`forgotPassword`, `resetPassword`,
+`resendVerification`: service/graphql/accounts.py). Printed sorted, so the same repositories always give
+byte-identical SDL.
 """
 import re
 from typing import Any
@@ -28,6 +30,7 @@ from service.core.kernel.errors import DeclarationError
 from service.core.reading.serializer import visible
 from service.core.writing.validation import writable
 from service.graphql import actions, tokens, trash
+from service.graphql.accounts import mutation_fields as account_mutations
 from service.graphql.attaching import mutation_fields as relation_mutations
 from service.graphql.bulk import bulk_mutations
 from service.graphql.config import GraphQLConfig
@@ -114,6 +117,7 @@ class SchemaBuilder:
             token_queries, token_mutations = tokens.schema_fields()
             query.update(token_queries)
             mutation.update(token_mutations)
+            mutation.update(account_mutations())  # forgot and reset a password, resend a verification
         if not query:
             query["_empty"] = GraphQLField(GraphQLBoolean, description="There are no repositories in the schema.")
         subscription = subscription_fields(self.resources, self.objects, self.filters)

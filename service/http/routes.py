@@ -2,7 +2,7 @@
 import re
 
 from service.core.declarations.app import Restify
-from service.http import actions
+from service.http import accounts, actions
 from service.http import attaching
 from service.http.bulk import BulkDeleteHandler, BulkStoreHandler, BulkUpdateHandler
 from service.http.files import FileHandler
@@ -36,6 +36,7 @@ def rest_routes(app: Restify) -> list[tuple]:
         (f"{auth_prefix}/logout", LogoutHandler),
         (f"{auth_prefix}/tokens", TokensHandler),
         (f"{auth_prefix}/tokens/{{id}}", TokenHandler),
+        *accounts.routes(auth_prefix),
         (f"{prefix}/profile", ProfileHandler),
         (f"{prefix}/profile/upload", ProfileUploadHandler),
         (f"{files}/{{path}}", FileHandler),

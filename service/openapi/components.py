@@ -70,7 +70,10 @@ def _error_schemas() -> dict[str, Schema]:
     bag = {"type": "object", "description": "Field name -> its messages.",
            "additionalProperties": {"type": "array", "items": {"type": "string"}}}
     return {
-        "Error": {"type": "object", "required": ["message"], "properties": {"message": {"type": "string"}},
+        "Error": {"type": "object", "required": ["message"], "properties": {
+            "message": {"type": "string"},
+            "code": {"type": "string", "description": "Where a client must tell refusals apart: "
+                                                      "`EMAIL_NOT_VERIFIED` (a 403 until the address is confirmed)."}},
                   "additionalProperties": False},
         "ErrorBag": bag,
         "BadRequestError": {"type": "object", "required": ["message"],

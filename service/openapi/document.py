@@ -6,7 +6,7 @@ from typing import Any
 
 from service.config import Settings
 from service.core.declarations.registry import Registry
-from service.openapi import actions, bulk, paths, resources, tokens
+from service.openapi import accounts, actions, bulk, paths, resources, tokens
 from service.openapi.components import components
 
 OPENAPI_VERSION = "3.1.0"
@@ -62,11 +62,13 @@ def build_document(registry: Registry, settings: Settings) -> dict[str, Any]:
                                             else paths.OPTIONAL_TOKEN))
     schemas.update(paths.profile_schemas(registry, settings))
     schemas.update(paths.auth_schemas(registry, settings))
+    schemas.update(accounts.schemas())
     path_items.update(paths.profile_paths(registry, settings))
     path_items.update(paths.auth_paths(settings))
     if registry.get(settings.get("auth", "user_repository")) is not None:  # tokens belong to users
         schemas.update(tokens.schemas())
         path_items.update(tokens.paths(settings))
+    path_items.update(accounts.paths(settings, paths.TOKEN, paths.NO_TOKEN))
     path_items.update(paths.file_paths(settings))
     path_items.update(paths.document_path(settings))
     shared = components()

@@ -5,6 +5,7 @@ import sys
 
 import pytest
 
+from service.config import load_settings
 from tests.processes import RUN_WAIT, Server, request, restify
 
 FILES = [".gitignore", "Procfile", "README.md", "repositories/__init__.py", "repositories/models.py",
@@ -27,6 +28,9 @@ def test_new_writes_the_application_files(new_app):
     assert procfile == "web: restify serve --host 0.0.0.0 --port $PORT\nworker: restify watch\n"
     assert "var/" in (new_app / ".gitignore").read_text().splitlines()
     assert (new_app / "README.md").read_text().startswith("# blog\n")
+    settings = load_settings(new_app, environ={})
+    assert (settings.get("mail", "url"), settings.get("mail", "from")) == ("log", "blog <noreply@localhost>")
+    assert (settings.get("auth", "verify_email"), settings.get("auth", "require_verified")) == (False, False)
 
 
 def test_the_new_application_says_how_to_install_what_its_tests_need(new_app, tmp_path):

@@ -27,8 +27,8 @@ from tests.processes import FAST, ROOT, RUN_WAIT, Server, restify
 from tests.servers import PROFILE
 
 DOCS = ROOT / "docs"
-PAGES = ["index.md", "repositories.md", "querying.md", "writes.md", "rest.md", "graphql.md", "mcp.md", "live.md",
-         "openapi.md", "deploying.md"]
+PAGES = ["index.md", "repositories.md", "querying.md", "writes.md", "rest.md", "accounts.md", "graphql.md", "mcp.md",
+         "live.md", "openapi.md", "deploying.md"]
 _BLOCK = re.compile(r"^<!-- (demo|output) -->\n```(\w+)\n(.*?)^```$", re.M | re.S)
 _STATUS_COMMENT = re.compile(r"(\d{3})\b")
 ANY = "..."

@@ -122,6 +122,9 @@ def mutations_of(type_name: str) -> list[str]:
 
 # The posts' BelongsToMany tags: one mutation per operation.
 POST_TAGS = [f"{operation}PostTags(id: ID!, ids: [ID!]!, version: Int): Post!" for operation in ("attach", "detach", "sync")]
+# With the user repository in the schema: accounts by mail.
+ACCOUNTS = ["forgotPassword(email: String!): Boolean!", "resendVerification: Boolean!",
+            "resetPassword(email: String!, password: String!, passwordConfirmation: String!, token: String!): Boolean!"]
 
 
 def bulk_update_members(type_name: str) -> list[str]:
@@ -245,7 +248,7 @@ def test_me_needs_the_user_repository_in_the_schema(registry, profile, sections)
 
 def test_mutations_are_create_update_delete_per_repository_and_attach_detach_sync_per_belongs_to_many(registry):
     expected = sorted([*(line for type_name in TYPES.values() for line in mutations_of(type_name)), *POST_TAGS,
-                       *ACCOUNT_MUTATIONS])
+                       *ACCOUNT_MUTATIONS, *ACCOUNTS])
     assert members(sdl(registry), "type", "Mutation") == expected
 
 

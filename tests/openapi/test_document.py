@@ -56,6 +56,7 @@ def test_every_route_is_described(document):
         for action in ("", "/update", "/delete")
     } | {
         f"{PREFIX}/profile", f"{PREFIX}/profile/upload", "/api/register", "/api/login", "/api/logout",
+        "/api/forgot-password", "/api/reset-password", "/api/verify-email/resend", "/api/verify-email/{id}/{hash}",
         "/storage/{path}", f"{PREFIX}/openapi.json", "/api/tokens", "/api/tokens/{id}",
     } | {f"{PREFIX}/posts/{{id}}/{operation}/tags" for operation in ("attach", "detach", "sync")} | {
         f"{PREFIX}/posts/{path}" for path in (  # the demo's posts declare actions and getters
@@ -69,8 +70,8 @@ def test_every_route_is_described(document):
     assert set(document["paths"][f"{PREFIX}/profile/upload"]) == {"post"}
     operation_ids = [op["operationId"] for item in document["paths"].values() for key, op in item.items()
                      if key != "parameters"]
-    # 4 bulk each; 3 for the user's tokens
-    assert len(operation_ids) == len(set(operation_ids)) == 4 * 7 + 4 * 4 + 2 * 2 + 4 + 3 + 1 + 1 + 3 + 8 + 3
+    # 4 bulk each; 3 for the user's tokens; 4 for accounts by mail
+    assert len(operation_ids) == len(set(operation_ids)) == 4 * 7 + 4 * 4 + 2 * 2 + 4 + 3 + 1 + 1 + 3 + 8 + 3 + 4
 
 
 def test_every_operation_has_one_request_media_type(document):

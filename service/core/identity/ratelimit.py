@@ -159,3 +159,16 @@ async def judge_password(app: "Restify", attempt: Attempt, hashed: str | None, p
     if accepted:
         await login_succeeded(app, attempt)
     return accepted
+
+
+async def reset_attempt(app: "Restify", email: str, address: str | None) -> Attempt:
+    """A `forgot-password` request, counted per address asked about (known or not alike) and per client."""
+    keys = [("resets_per_account", f"reset:{_account_key(email)}")]
+    if address:
+        keys.append(("resets_per_address", f"reset:{address}"))
+    return await _count(app, keys, "mail_window_seconds")
+
+
+async def resend_attempt(app: "Restify", user_id: str) -> Attempt:
+    """A user asking for their verification mail again."""
+    return await _count(app, [("resends_per_account", f"resend:{user_id}")], "mail_window_seconds")

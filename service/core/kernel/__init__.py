@@ -3,10 +3,10 @@ matching a record against conditions, password hashing, health.
 
 May import: nothing of core (docs/architecture.md: the layers and their rules).
 """
-from service.core.kernel.errors import (BadRequest, Busy, DeclarationError, Forbidden, LiveUnavailable,
-                                        MissingAbility, NotAnApplication, NotFound, PreconditionFailed,
-                                        ResponseTooLarge, ServiceUnavailable, TooManyRequests, Unauthenticated,
-                                        ValidationFailed)
+from service.core.kernel.errors import (BadRequest, Busy, DeclarationError, EmailNotVerified, Forbidden,
+                                        LiveUnavailable, MissingAbility, NotAnApplication, NotFound,
+                                        PreconditionFailed, ResponseTooLarge, ServiceUnavailable, TooManyRequests,
+                                        Unauthenticated, ValidationFailed)
 from service.core.kernel.matching import Condition, satisfies
 from service.core.kernel.naming import RESERVED, attribute_label, collection_name, snake
 from service.core.kernel.operators import (BY_OBJECT_NAME, CONDITIONS, EXACT, FLAG, LIST, NAME, NEGATED, OPERATORS,
@@ -16,8 +16,9 @@ from service.core.kernel.passwords import Passwords
 
 __all__ = [
     "Arity", "BY_OBJECT_NAME", "BadRequest", "Busy", "CONDITIONS", "Condition", "DeclarationError", "EXACT", "FLAG",
-    "Forbidden", "LIST", "LiveUnavailable", "MissingAbility", "NAME", "NEGATED", "NotAnApplication", "NotFound",
-    "OPERATORS", "Operator", "Passwords", "PreconditionFailed", "RESERVED", "ResponseTooLarge", "ServiceUnavailable",
+    "EmailNotVerified", "Forbidden", "LIST", "LiveUnavailable", "MissingAbility", "NAME", "NEGATED", "NotAnApplication",
+    "NotFound", "OPERATORS", "Operator", "Passwords", "PreconditionFailed", "RESERVED", "ResponseTooLarge",
+    "ServiceUnavailable",
     "TooManyRequests", "Unauthenticated", "ValidationFailed", "attribute_label", "choices", "collection_name",
     "for_type", "query_text", "refuse", "refuse_field", "refuse_null", "refuse_operator", "refuse_shape", "satisfies",
     "snake"

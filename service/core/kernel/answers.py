@@ -10,19 +10,21 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from service.core.kernel.errors import (API, BadRequest, Busy, EndpointUnavailable, Forbidden, HostNotAllowed,
-                                        LiveUnavailable, MalformedRequest, MethodNotAllowed, MissingAbility,
-                                        NotFound, NotReady, OriginNotAllowed, PayloadTooLarge, PreconditionFailed,
-                                        ResponseTooLarge, RestifyError, ServerBusy, ServiceUnavailable,
-                                        TooManyRequests, Unauthenticated, UriTooLong, ValidationFailed)
+from service.core.kernel.errors import (API, BadRequest, Busy, EmailNotVerified, EndpointUnavailable, Forbidden,
+                                        HostNotAllowed, LiveUnavailable, MalformedRequest, MethodNotAllowed,
+                                        MissingAbility, NotFound, NotReady, OriginNotAllowed, PayloadTooLarge,
+                                        PreconditionFailed, ResponseTooLarge, RestifyError, ServerBusy,
+                                        ServiceUnavailable, TooManyRequests, Unauthenticated, UriTooLong,
+                                        ValidationFailed)
 from storage import Stale, Unavailable, Unstorable
 
 log = logging.getLogger("restify.errors")
 
 TABLE: tuple[type[RestifyError], ...] = (
-    BadRequest, MalformedRequest, ResponseTooLarge, Unauthenticated, Forbidden, MissingAbility, NotFound,
-    MethodNotAllowed, PreconditionFailed, PayloadTooLarge, UriTooLong, ValidationFailed, TooManyRequests, Busy,
-    LiveUnavailable, ServiceUnavailable, ServerBusy, EndpointUnavailable, HostNotAllowed, OriginNotAllowed, NotReady,
+    BadRequest, MalformedRequest, ResponseTooLarge, Unauthenticated, Forbidden, MissingAbility, EmailNotVerified,
+    NotFound, MethodNotAllowed, PreconditionFailed, PayloadTooLarge, UriTooLong, ValidationFailed, TooManyRequests,
+    Busy, LiveUnavailable, ServiceUnavailable, ServerBusy, EndpointUnavailable, HostNotAllowed, OriginNotAllowed,
+    NotReady,
 )
 
 

@@ -7,6 +7,7 @@
     ├── Unauthenticated         401  no valid bearer token where one is needed
     ├── Forbidden               403  a policy said no
     │   ├── MissingAbility      403  the token's abilities do not cover the operation
+    │   ├── EmailNotVerified    403  a write by an unconfirmed address (`auth.require_verified`)
     │   └── OriginNotAllowed    403  MCP: an Origin header not in `mcp.allowed_origins`
     ├── NotFound                404  no such resource or record
     ├── HostNotAllowed          421  MCP: a Host header not in `mcp.allowed_hosts`
@@ -107,6 +108,15 @@ class MissingAbility(Forbidden):
 
     def body(self) -> dict[str, Any]:
         return {"message": self.message, "code": self.code, "ability": self.ability}
+
+
+class EmailNotVerified(Forbidden):
+    code, default_message = "EMAIL_NOT_VERIFIED", "Your email address is not verified."
+    when = "A write by a user whose address is not confirmed while `auth.require_verified` is on."
+
+    def body(self) -> dict[str, Any]:
+        # The code in the body too: a client tells "confirm your address first" from a policy's refusal.
+        return {**super().body(), "code": self.code}
 
 
 class NotFound(RestifyError):

@@ -11,6 +11,7 @@ from service.core.declarations import Context, Model, Resource, Restify, email_k
 from service.core.identity import (TOKENS, abilities_of, create_token, digest, judge_password, login_attempt,
                                    mark_used, registration_attempt, revoke_tokens)
 from service.core.kernel import BadRequest, Unauthenticated, ValidationFailed
+from service.core.operations.accounts import after_registration
 from service.core.operations.tokens import checked_abilities
 from service.core.reading import serialize
 from service.core.writing import Write, now, write
@@ -78,6 +79,7 @@ async def register(app: Restify, payload: dict[str, Any], context: Context) -> d
     """Creates a user, then a token."""
     app = app.pinned()
     user = await create_user(app, payload, context)
+    await after_registration(app, context)
     return _with_token(user, await create_token(app, user["id"]))
 
 

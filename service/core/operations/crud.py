@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 
 from service.core.declarations import (DATA_MEMBER, READ, WRITE, Budget, Context, Resource, Restify, Room, ability,
                                        budget_of, encoded_size, held_budget, own_size)
+from service.core.identity import refuse_unverified
 from service.core.kernel import Forbidden, NotFound, Unauthenticated
 from service.core.reading import (FILTER, Fieldsets, IndexQuery, Page, RelationTree, Visible, apply_fieldsets,
                                   as_parameters, asked_relations, cursor_binding, cursor_key, fill, forced,
@@ -45,6 +46,7 @@ def enter(app: Restify, name: str, context: Context, kind: str) -> Resource:
     context.require(ability(resource.name, kind))
     if not app.registry.policies.for_model(resource.model).allow_restify(context.user):
         raise deny(context)
+    refuse_unverified(app, context)  # a write, by a user whose address is not confirmed yet
     return resource
 
 

@@ -70,9 +70,10 @@ def _canonical_reference(value: Any) -> Any:
 
 async def validate(app: "Restify", fields: list[Field], payload: Mapping[str, Any], action: str,
                    record_id: str | None = None, existing: Mapping[str, Any] | None = None,
-                   acting: Model | None = None) -> dict[str, Any]:
+                   acting: Model | None = None, proven: bool = False) -> dict[str, Any]:
     """`existing` is the record an update changes and `acting` the user making the request: the
-    `current_password` rule compares the one and asks the other's password."""
+    `current_password` rule compares the one and asks the other's password, unless the user proved
+    who they are otherwise (`proven`: a password reset's token)."""
     errors: dict[str, list[str]] = {}
     clean: dict[str, Any] = {}
     checked: list[tuple[Field, FieldRules, Any]] = []
@@ -113,7 +114,7 @@ async def validate(app: "Restify", fields: list[Field], payload: Mapping[str, An
             errors[field.name] = [message]
     changed = [field for field, rules, value in checked if rules.needs_current_password and field.name not in errors
                and (field.kind == "password" or (existing or {}).get(field.name) != value)]
-    if changed and action != "store":
+    if changed and action != "store" and not proven:
         message = await _current_password(app, payload.get("current_password"), acting)
         if message:
             errors["current_password"] = [message]
@@ -173,7 +174,7 @@ def unique_message(fields: list[Field], column: str | None) -> dict[str, list[st
 async def validate_request(app: "Restify", fields: list[Field], payload: Mapping[str, Any], action: str,
                            record_id: str | None = None, files: Mapping[str, "uploads.Upload"] | None = None,
                            existing: Mapping[str, Any] | None = None, acting: Model | None = None,
-                           ) -> tuple[dict[str, Any], list["uploads.PendingFile"]]:
+                           proven: bool = False) -> tuple[dict[str, Any], list["uploads.PendingFile"]]:
     """Field values and image uploads checked together: one 422 reports every problem."""
     max_bytes = int(app.settings.get("files", "max_bytes"))
     upload_errors, pending = uploads.check_uploads(fields, dict(files or {}), max_bytes)
@@ -182,7 +183,7 @@ async def validate_request(app: "Restify", fields: list[Field], payload: Mapping
                 and compiled_rules(field, action).required and not (files or {}).get(field.name)):
             upload_errors[field.name] = [compiled_rules(field, action).message("required")]
     try:
-        clean = await validate(app, fields, payload, action, record_id, existing, acting)
+        clean = await validate(app, fields, payload, action, record_id, existing, acting, proven)
     except ValidationFailed as failed:
         raise ValidationFailed({**failed.errors, **upload_errors}) from None
     if upload_errors:

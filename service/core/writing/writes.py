@@ -8,7 +8,7 @@ same order:
 and a delete the steps that apply to it: before-hooks -> remove -> after-hooks -> files. The
 repository's hooks (`before_store`, `stored`, `before_update`, `updated`, `before_delete`,
 `deleted`) run at the places marked "hooks", after-hooks after the framework's own after-effects
-(a new password ends the user's other sessions).
+(a new password ends the user's other sessions; a new address is to be confirmed).
 
 A write of an existing record may name the `versions` it accepts (If-Match, a `version`
 argument): the record must be at one of them when it is read and, checked again inside the
@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from service.core.declarations import Context, Field, Resource, Restify, refused_field
-from service.core.identity import after_user_delete, after_user_update
+from service.core.identity import after_address_change, after_user_delete, after_user_update, unverified_on_change
 from service.core.kernel import BadRequest, Forbidden, NotFound, PreconditionFailed, ValidationFailed
 from service.core.reading import fill, iso, resource_object, serialize
 from service.core.writing import uploads
@@ -68,6 +68,7 @@ class Write:
     decided: Mapping[str, Any] | None = None  # values decided by the caller (a relation change): not validated
     change: SetChange | None = None     # an array changed in place, beside the values set
     answer: bool = True                 # build the answer (False: the caller builds its own)
+    proven: bool = False                # the user proved who they are (a reset token): no current_password
 
     @property
     def creating(self) -> bool:
@@ -117,10 +118,13 @@ async def prepare(plan: Write) -> Prepared:
     else:
         check_fields_allowed(plan)
         values, pending = await validate_request(app, plan.fields, plan.payload, plan.action, record_id=record_id,
-                                                 files=plan.files, existing=plan.existing, acting=context.user)
+                                                 files=plan.files, existing=plan.existing, acting=context.user,
+                                                 proven=plan.proven)
     if plan.creating:
         values.update(server_values(plan.fields, context))
         values.update(empty_relations(plan.resource, values))
+    else:
+        values.update(unverified_on_change(app, plan.resource, plan.existing, values))
     stamp = now()
     if plan.creating:
         values["created_at"] = stamp
@@ -162,6 +166,7 @@ async def finish(prepared: Prepared, document: dict[str, Any]) -> Written:
         await run_hook(repository.stored, context, plan.resource.model(document))
     else:
         await after_user_update(plan.app, plan.resource, plan.fields, prepared.values, document["id"], context)
+        await after_address_change(plan.app, plan.resource, plan.existing, document, context)
         await run_hook(repository.updated, context, plan.resource.model(document))
     if plan.acts_as_written:
         context.user = plan.resource.model(document)
