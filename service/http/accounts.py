@@ -1,16 +1,10 @@
 """REST handlers of accounts by mail: forgot and reset a password, confirm an address."""
 from service.core.operations import accounts
-from service.http.base import JsonHandler
+from service.http.base import JsonHandler, posting
 
 
-class ForgotPasswordHandler(JsonHandler):
-    async def post(self) -> None:
-        await self.send_json(await accounts.forgot_password(self.app, self.payload(), self.context()), 202)
-
-
-class ResetPasswordHandler(JsonHandler):
-    async def post(self) -> None:
-        await self.send_json(await accounts.reset_password(self.app, self.payload(), self.context()))
+ForgotPasswordHandler = posting(accounts.forgot_password, 202)
+ResetPasswordHandler = posting(accounts.reset_password)
 
 
 class VerifyEmailHandler(JsonHandler):

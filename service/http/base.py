@@ -4,6 +4,7 @@ import asyncio
 import json
 import re
 from asyncio import Future
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 import orjson
@@ -418,6 +419,20 @@ class JsonHandler(RequestHandler):
         self._answer = answer(value)
         if self._answer.fault:
             super().log_exception(typ, value, tb)
+
+
+Posted = Callable[[Restify, dict[str, Any], Context], Awaitable[Any]]
+
+
+def posting(operation: Posted, status: int = 200) -> type[JsonHandler]:
+    """A handler whose POST is `operation(app, body, context)`, answered with `status`: the accounts
+    routes (register, login, forgot and reset a password) are no more than that."""
+    class Posting(JsonHandler):
+        async def post(self) -> None:
+            await self.send_json(await operation(self.app, self.payload(), self.context()), status)
+
+    Posting.__name__ = Posting.__qualname__ = f"{operation.__name__.title().replace('_', '')}Handler"
+    return Posting
 
 
 class NotFoundHandler(JsonHandler):

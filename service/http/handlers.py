@@ -1,6 +1,6 @@
 """Thin REST handlers: read the request, build a context, call an operation."""
 from service.core.operations import auth, crud as operations, profile, trash
-from service.http.base import JsonHandler
+from service.http.base import JsonHandler, posting
 
 
 class CollectionHandler(JsonHandler):
@@ -61,14 +61,8 @@ class RecordUploadHandler(JsonHandler):
     post = RecordHandler.post
 
 
-class RegisterHandler(JsonHandler):
-    async def post(self) -> None:
-        await self.send_json(await auth.register(self.app, self.payload(), self.context()), 201)
-
-
-class LoginHandler(JsonHandler):
-    async def post(self) -> None:
-        await self.send_json(await auth.login(self.app, self.payload(), self.context()))
+RegisterHandler = posting(auth.register, 201)
+LoginHandler = posting(auth.login)
 
 
 class LogoutHandler(JsonHandler):
