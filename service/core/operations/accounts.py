@@ -10,23 +10,17 @@ Mail is queued after the write it follows succeeded, and sent by the outbox's se
 from typing import Any
 from urllib.parse import quote
 
-from service.core.declarations import Context, Resource, Restify, email_key
+from service.core.declarations import Context, Restify
 from service.core.identity import (VERIFIED, create_reset_token, email_hash, is_verified, link_state, resend_attempt,
                                    reset_attempt, revoke_tokens, send_verification, use_reset_token, verifies_email)
+from service.core.operations.users import find_by_email, user_repository
 from service.core.kernel import BadRequest, Forbidden, Unauthenticated, ValidationFailed
 from service.core.writing import Write, now, write
 from service.mail import enqueue
-from storage import Filter, is_valid_id
+from storage import is_valid_id
 
 RESET_SENT = "If an account uses that address, a link to reset its password is on its way."
 BAD_TOKEN = "This password reset token is invalid or has expired."
-
-
-def _users(app: Restify) -> Resource:
-    resource = app.user_resource
-    if resource is None:
-        raise BadRequest("This application has no user repository.")
-    return resource
 
 
 def _strings(payload: dict[str, Any], *names: str) -> dict[str, str]:
@@ -37,10 +31,6 @@ def _strings(payload: dict[str, Any], *names: str) -> dict[str, str]:
     if errors:
         raise ValidationFailed(errors)
     return {name: payload[name] for name in names}
-
-
-async def _by_email(app: Restify, resource: Resource, email: str) -> dict[str, Any] | None:
-    return await app.collection(resource).find_one(Filter(equals={"email": email_key(email)}))
 
 
 def _reset_link(app: Restify, context: Context, token: str, email: str) -> str:
@@ -55,9 +45,9 @@ async def forgot_password(app: Restify, payload: dict[str, Any], context: Contex
     """Queues a reset mail when `email` has an account; the answer is the same when it has none."""
     app = app.pinned()
     email = _strings(payload, "email")["email"]
-    resource = _users(app)
+    resource = user_repository(app)
     await reset_attempt(app, email, context.extras.get("address"))  # counted before anything is read
-    user = await _by_email(app, resource, email)
+    user = await find_by_email(app, resource, email)
     if user is not None:
         token = await create_reset_token(app, user["id"])
         await enqueue(app.settings, app.db, str(user["email"]), "reset_password", {
@@ -72,8 +62,8 @@ async def reset_password(app: Restify, payload: dict[str, Any], context: Context
     that is wrong, used or expired."""
     app = app.pinned()
     given = _strings(payload, "email", "token")
-    resource = _users(app)
-    user = await _by_email(app, resource, given["email"])
+    resource = user_repository(app)
+    user = await find_by_email(app, resource, given["email"])
     if user is None or not await use_reset_token(app, user["id"], given["token"], keep=True):
         raise ValidationFailed({"token": [BAD_TOKEN]})
     context.action = "patch"
@@ -100,7 +90,7 @@ async def verify_email(app: Restify, user_id: str, hashed: str, context: Context
     state = link_state(app, user_id, hashed, context.params.get("expires"), context.params.get("signature"))
     if state == "expired":
         raise Forbidden("This verification link has expired; ask for a new one.")
-    resource = _users(app)
+    resource = user_repository(app)
     user = await app.collection(resource).find_by_id(user_id) if state == "valid" and is_valid_id(user_id) else None
     if user is None or email_hash(str(user.get("email") or "")) != hashed:
         raise Forbidden("This verification link is invalid.")

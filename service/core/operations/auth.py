@@ -7,24 +7,18 @@ lowercased.
 import hmac
 from typing import Any
 
-from service.core.declarations import Context, Model, Resource, Restify, email_key
+from service.core.declarations import Context, Model, Restify
 from service.core.identity import (TOKENS, abilities_of, create_token, digest, judge_password, login_attempt,
                                    mark_used, registration_attempt, revoke_tokens)
-from service.core.kernel import BadRequest, Unauthenticated, ValidationFailed
+from service.core.kernel import Unauthenticated, ValidationFailed
 from service.core.operations.accounts import after_registration
+from service.core.operations.users import find_by_email, user_repository
 from service.core.operations.tokens import checked_abilities
 from service.core.reading import serialize
 from service.core.writing import Write, now, write
-from storage import Filter, is_valid_id
+from storage import is_valid_id
 
 BAD_CREDENTIALS = "These credentials do not match our records."
-
-
-def _users(app: Restify) -> Resource:
-    resource = app.user_resource
-    if resource is None:
-        raise BadRequest("This application has no user repository.")
-    return resource
 
 
 async def authenticate(app: Restify, token: str) -> Model:
@@ -48,7 +42,7 @@ async def token_user(app: Restify, stored: dict[str, Any]) -> Model:
     if expires and expires <= now():  # ISO strings of one format compare chronologically
         await app.db.collection(TOKENS).delete(stored["id"])
         raise Unauthenticated()
-    resource = _users(app)
+    resource = user_repository(app)
     user = await app.collection(resource).find_by_id(stored.get("user_id", ""))
     if user is None:
         raise Unauthenticated()
@@ -68,7 +62,7 @@ async def create_user(app: Restify, payload: dict[str, Any], context: Context) -
     the user as the client sees it (`id`, `attributes`, `meta`)."""
     app = app.pinned()
     context.action = "store"
-    resource = _users(app)
+    resource = user_repository(app)
     await registration_attempt(app, context.extras.get("address"))  # counted before any work
     await app.ready()
     written = await write(Write(app, resource, resource.fields(context), context, payload, acts_as_written=True))
@@ -91,10 +85,10 @@ async def login(app: Restify, payload: dict[str, Any], context: Context) -> dict
     if errors:
         raise ValidationFailed(errors)
     assert isinstance(email, str) and isinstance(password, str)  # the errors above say otherwise
-    resource = _users(app)
+    resource = user_repository(app)
     # Counted before anything else is read: a refused attempt costs no database read.
     attempt = await login_attempt(app, email, context.extras.get("address"))
-    user = await _find_by_email(app, resource, email)
+    user = await find_by_email(app, resource, email)
     hashed = user.get("password") if user else None
     if not await judge_password(app, attempt, hashed if isinstance(hashed, str) else None, password) or user is None:
         raise Unauthenticated(BAD_CREDENTIALS)
@@ -117,13 +111,8 @@ async def logout(app: Restify, payload: dict[str, Any], context: Context) -> Non
         await app.db.collection(TOKENS).delete(context.user._token_id)
 
 
-async def _find_by_email(app: Restify, resource: Resource, email: str) -> dict[str, Any] | None:
-    # Stored as the `email` rule leaves it.
-    return await app.collection(resource).find_one(Filter(equals={"email": email_key(email)}))
-
-
 async def user_id_for_email(app: Restify, email: str) -> str:
-    user = await _find_by_email(app, _users(app), email)
+    user = await find_by_email(app, user_repository(app), email)
     if user is None:
         raise LookupError(f"no user with email {email!r}")
     return user["id"]
