@@ -1,5 +1,7 @@
 """Soft deletes over REST: DELETE trashes, every read leaves trashed records out unless
 `?trashed=with|only` (for those the policy lets see them), restore, and `?force=true`."""
+import pytest
+
 from storage import Filter
 from tests.policy_rules import rules  # noqa: F401  (a fixture)
 from tests.soft_deletes import PREFIX, created_post, soft_posts, trashed_post  # noqa: F401  (a fixture)
@@ -94,3 +96,31 @@ async def test_a_bulk_delete_trashes_every_record_or_none(soft_posts, api, db, a
     assert await ids(api, POSTS, ann["token"]) == [theirs["id"]]
     assert sorted(await ids(api, f"{POSTS}?trashed=only", ann["token"])) == sorted([one["id"], two["id"]])
     assert await db.collection("posts").count(Filter()) == 3
+
+
+@pytest.fixture
+def soft_tags(monkeypatch, registry):
+    monkeypatch.setattr(type(registry.get("tags").repository), "soft_deletes", True)
+
+
+async def test_a_trashed_value_is_free_again_and_a_restore_may_not_take_it_back(soft_tags, api, db, ann):
+    tags = f"{PREFIX}/tags"
+    first = (await api.post(tags, {"name": "news"}, token=ann["token"])).json["data"]
+    assert (await api.delete(f"{tags}/{first['id']}", token=ann["token"])).status == 204
+    second = await api.post(tags, {"name": "news"}, token=ann["token"])  # the trashed tag holds it no more
+    assert second.status == 201, second.body
+    twice = await api.post(tags, {"name": "news"}, token=ann["token"])  # the live one does
+    assert (twice.status, twice.json["errors"]) == (422, {"name": ["The name has already been taken."]})
+    refused = await api.post(f"{tags}/{first['id']}/restore", token=ann["token"])
+    assert (refused.status, refused.json["errors"]) == (422, {"name": ["The name has already been taken."]})
+    stored = await db.collection("tags").find_by_id(first["id"])
+    assert stored["deleted_at"] is not None  # still in the trash
+    assert (await api.delete(f"{tags}/{second.json['data']['id']}?force=true", token=ann["token"])).status == 204
+    restored = await api.post(f"{tags}/{first['id']}/restore", token=ann["token"])
+    assert (restored.status, restored.json["data"]["attributes"]["name"]) == (200, "news")
+
+
+def test_a_unique_index_on_a_collection_with_soft_deletes_keys_the_trash_stamp_too(soft_tags, registry):
+    from service.core.declarations.indexes import unique_plan
+    planned = [p for p in unique_plan(registry).indexes if p.collection == "tags"]
+    assert [(p.keys, p.unique) for p in planned] == [((("name", 1), ("deleted_at", 1)), True)]

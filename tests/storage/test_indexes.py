@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from storage import IndexRefused, connect, indexes
+from storage import DuplicateKey, Filter, IndexRefused, connect, indexes
 from tests.servers import EMBEDDED_SERVER as EMBEDDED
 from tests.servers import EMBEDDED_SHAPES, PROFILE
 
@@ -100,3 +100,21 @@ async def test_a_compound_index_with_the_id_tie_break(db):
 async def test_a_collection_not_yet_made_lists_at_most_the_id_index(db):
     # MongoDB lists nothing; the embedded server lists the `_id` index every collection will have.
     assert [index.keys for index in await db.collection("nothing_here").indexes()] in ([], [(("id", 1),)])
+
+
+async def test_a_unique_index_with_the_trash_stamp_frees_trashed_values(db):
+    """Soft deletes key a `unique:` index with `deleted_at`: trashed records (their own stamp) never
+    collide. Live ones (null or absent stamp) collide on MongoDB; the embedded server keeps null keys
+    distinct, so there the write path's own check is the only guard of live records."""
+    tags = db.collection("tags")
+    await tags.create_index((("name", 1), ("deleted_at", 1)), unique=True)
+    await tags.insert({"name": "news", "deleted_at": "2026-01-01T00:00:00.000000Z"})
+    await tags.insert({"name": "news", "deleted_at": "2026-01-02T00:00:00.000000Z"})
+    await tags.insert({"name": "news"})
+    if EMBEDDED:
+        await tags.insert({"name": "news", "deleted_at": None})
+        assert await tags.count(Filter(equals={"name": "news"})) == 4
+    else:
+        with pytest.raises(DuplicateKey):
+            await tags.insert({"name": "news", "deleted_at": None})
+        assert await tags.count(Filter(equals={"name": "news"})) == 3

@@ -11,6 +11,10 @@ What gets an index, and why:
   and its second step, `$in` of parent ids, uses the relation key's;
 - soft deletes: `deleted_at` on the collection of a repository with `soft_deletes`;
 - a `unique:` rule: a unique index on the collection and column it names (also the bearer tokens' hash);
+  on a collection with soft deletes, `(column, 1), (deleted_at, 1)`: a trashed record's value (its
+  stamp in the key) no longer takes the value, the live ones (`deleted_at` null or absent) share a key
+  and still collide. The embedded server treats null keys as distinct, so there the index does not
+  guard live records of such a collection against a race; the write path's own check still does;
 - a field a policy scope filters on: the policy's `scope_fields`, if it declares them, else the keys of
   what `scope(None)` answers. A scope built from the user (`{"user_id": user.id}`) cannot be read
   without one, and calling it with a made-up user would run the application's code on a fake: such a
@@ -91,10 +95,12 @@ class Plan:
 def unique_plan(registry: Registry) -> Plan:
     """The unique indexes alone: `unique:` rules must hold whatever `database.auto_indexes` says."""
     plan = Plan()
+    trashing = {r.collection for r in registry.resources.values() if r.soft_deletes}
     for resource in registry.resources.values():
         for collection, column in unique_indexes(resource.fields(Context(action="declaration"))):
             if column not in ("id", "_id"):  # `_id` is unique already
-                plan.add(collection, ((column, 1),), f"unique rule of {resource.name}", unique=True)
+                keys: Keys = ((column, 1), (DELETED_AT, 1)) if collection in trashing else ((column, 1),)
+                plan.add(collection, keys, f"unique rule of {resource.name}", unique=True)
     plan.add(TOKENS[0], ((TOKENS[1], 1),), "bearer tokens", unique=True)
     return plan
 

@@ -28,7 +28,7 @@ async def restore(app: Restify, name: str, id: str, context: Context, versions: 
     document = await find(app, resource, id, context, "only")
     authorize(app, resource, "restore", context, document)
     await app.ready()
-    restored = await untrash(app, resource, document, versions)
+    restored = await untrash(app, resource, context, document, versions)
     await fill(app, resource, context, [restored])
     return {"data": serialize(app, resource, context, restored)}
 

@@ -13,9 +13,10 @@ the record is deleted.
 from typing import Any
 
 from service.core.declarations import DELETED_AT, Context, Resource, Restify
-from service.core.kernel import NotFound
+from service.core.kernel import NotFound, ValidationFailed
+from service.core.writing.validation import taken_values, unique_message
 from service.core.writing.writes import after_trash, before_remove, now
-from storage import Versions
+from storage import DuplicateKey, Versions
 
 RESTORED_AT = "restored_at"
 TRASHED, RESTORED = "trashed", "restored"
@@ -41,12 +42,20 @@ async def trash_record(app: Restify, resource: Resource, document: dict[str, Any
     return swapped[1]
 
 
-async def untrash(app: Restify, resource: Resource, document: dict[str, Any],
+async def untrash(app: Restify, resource: Resource, context: Context, document: dict[str, Any],
                   versions: Versions = None) -> dict[str, Any]:
-    """Restores an authorized trashed record; returns it as restored."""
+    """Restores an authorized trashed record; returns it as restored. A `unique:` value another live
+    record took meanwhile is a 422 naming the field, as a store of that value would be."""
+    fields = resource.fields(context)
+    taken = await taken_values(app, fields, document)
+    if taken:
+        raise ValidationFailed(taken)
     stamp = now()
-    swapped = await app.collection(resource).swap(
-        document["id"], {DELETED_AT: None, RESTORED_AT: stamp, "updated_at": stamp}, versions)
+    try:
+        swapped = await app.collection(resource).swap(
+            document["id"], {DELETED_AT: None, RESTORED_AT: stamp, "updated_at": stamp}, versions)
+    except DuplicateKey as error:  # taken between the check and the write
+        raise ValidationFailed(unique_message(fields, error.field)) from None
     if swapped is None:
         raise NotFound()
     return swapped[1]

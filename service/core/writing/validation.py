@@ -6,11 +6,12 @@ apply), "update" (PUT: every field, required rules apply) or "patch" (only the
 fields sent).
 """
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import voluptuous as vol
 
-from service.core.declarations import MESSAGES, Field, FieldRules, Model, describe
+from service.core.declarations import DELETED_AT, MESSAGES, Field, FieldRules, Model, describe
 from service.core.identity import password_matches
 from service.core.kernel import ValidationFailed
 from service.core.reading import visibility_of
@@ -18,7 +19,7 @@ from service.core.writing import uploads
 from storage import Filter, canonical_id
 
 if TYPE_CHECKING:
-    from service.core.declarations import Restify
+    from service.core.declarations import Resource, Restify
 
 
 _COMPILED: dict[tuple, FieldRules] = {}
@@ -132,19 +133,45 @@ async def _database_rules(app: "Restify", field: Field, rules: FieldRules, value
         return None
     for target in rules.database_rules:
         where = Filter(equals={target.column: value})
-        if target.rule == "unique":  # across every record, seen or not: the index holds them all
-            found = await app.db.collection(target.collection).find_one(where)
-            if found is not None and found["id"] != record_id:
-                return rules.message("unique")
+        if target.rule == "unique" and await _taken(app, target.collection, where, record_id):
+            return rules.message("unique")
         elif target.rule == "exists" and await _visible(app, target.collection, where, acting) is None:
             return rules.message("exists")
     return None
 
 
+async def _taken(app: "Restify", collection: str, where: Filter, record_id: str | None) -> bool:
+    """Whether another record holds the value: any record, seen by the user or not (the index holds
+    them all), except trashed ones, whose values are free again (a restore checks them anew)."""
+    resource = _serving(app, collection)
+    if resource is not None and resource.soft_deletes:
+        where = replace(where, conditions=(*where.conditions, (DELETED_AT, "null", True)))
+    found = await app.db.collection(collection).find_one(where)
+    return found is not None and found["id"] != record_id
+
+
+async def taken_values(app: "Restify", fields: list[Field], document: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The 422 errors for the `unique:` values of a stored record that another live record holds:
+    what a restore checks before a trashed record takes its values back."""
+    errors: dict[str, list[str]] = {}
+    for field in fields:
+        rules = compiled_rules(field, "update")
+        for target in describe(field).update.unique:
+            value = document.get(field.name)
+            if value is not None and await _taken(app, target.collection, Filter(equals={target.column: value}),
+                                                  document.get("id")):
+                errors[field.name] = [rules.message("unique")]
+    return errors
+
+
+def _serving(app: "Restify", collection: str) -> "Resource | None":
+    return next((r for r in app.registry.resources.values() if r.collection == collection), None)
+
+
 async def _visible(app: "Restify", collection: str, where: Filter, acting: Model | None) -> dict[str, Any] | None:
     """The record `where` finds if the acting user may read it (scope and `show`): `exists:` must not
     tell a hidden record from a missing one. A collection no repository serves has no read rule."""
-    resource = next((r for r in app.registry.resources.values() if r.collection == collection), None)
+    resource = _serving(app, collection)
     if resource is None:
         return await app.db.collection(collection).find_one(where)
     return await visibility_of(app, resource, acting).find_one(where)
