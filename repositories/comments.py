@@ -3,6 +3,7 @@ from service import BelongsTo, Repository, current_user_id, field
 
 class CommentRepository(Repository):
     mcp = ("index", "show", "store", "update", "delete")
+    soft_deletes = True  # a deleted comment goes to a trash its author may restore from
 
     @classmethod
     def related(cls):

@@ -22,13 +22,13 @@ TYPES = {"comments": "Comment", "posts": "Post", "tags": "Tag", "users": "User"}
 
 # One line per member, as the SDL prints them (sorted): id, the visible fields, the timestamps, the version.
 SCALAR_MEMBERS = {
-    "Comment": ["body: String", "created_at: String", "id: ID!", "post_id: String", "updated_at: String",
-                "user_id: String", "version: Int"],
+    "Comment": ["body: String", "created_at: String", "deleted_at: String", "id: ID!", "post_id: String",
+                "updated_at: String", "user_id: String", "version: Int"],
     "Post": ["body: String", "cover: String", "created_at: String", "id: ID!", "published: Boolean",
              "title: String", "updated_at: String", "user_id: String", "version: Int", "views: Long"],
     "Tag": ["created_at: String", "id: ID!", "name: String", "updated_at: String", "version: Int"],
     "User": ["avatar: String", "bio: String", "created_at: String", "email: String", "id: ID!", "name: String",
-             "updated_at: String", "version: Int"],
+             "post_count: Long", "updated_at: String", "version: Int"],
 }
 RELATION_MEMBERS = {
     "Comment": ["post: Post", "user: User"],
@@ -90,7 +90,30 @@ def members(text: str, keyword: str, name: str) -> list[str]:
         return []
     start = lines.index(header) + 1
     end = lines.index("}", start)
-    return [line.strip() for line in lines[start:end]]
+    return _one_line_each([line.strip() for line in lines[start:end]])
+
+
+def _one_line_each(lines: list[str]) -> list[str]:
+    """Member lines without descriptions, a member whose arguments span lines written on one."""
+    kept: list[str] = []
+    in_description, arguments = False, None
+    for line in lines:
+        if in_description or line.startswith('"""'):
+            closes = line.endswith('"""') and (in_description or len(line) > 3)
+            in_description = not closes
+            continue
+        if not line:
+            continue
+        if line.endswith("("):
+            arguments = [line[:-1]]
+        elif arguments is not None and line.startswith(")"):
+            kept.append(f"{arguments[0]}({', '.join(arguments[1:])}{line}")
+            arguments = None
+        elif arguments is not None:
+            arguments.append(line)
+        else:
+            kept.append(line)
+    return kept
 
 
 def blocks(text: str) -> list[str]:
@@ -98,22 +121,26 @@ def blocks(text: str) -> list[str]:
     return [line[:-2] for line in text.splitlines() if line.endswith(" {")]
 
 
-FILTERED = {"Comment", "Post", "User"}  # the types with matchable fields
+FILTERED = {"Comment", "Post"}  # the types with matchable fields
+TRASHING = {"Comment"}  # the types with soft deletes
 
 
 def queries_of(type_name: str, first: int = 15) -> list[str]:
     name = type_name[0].lower() + type_name[1:]
     narrowing = f"filter: {type_name}Filter, " if type_name in FILTERED else ""
-    arguments = f"first: Int = {first}, page: Int = 1, search: String, sort: String"
-    return [f"{name}(id: ID!): {type_name}", f"{name}List({narrowing}{arguments}): [{type_name}!]!",
+    trashed = ", trashed: Trashed" if type_name in TRASHING else ""
+    arguments = f"first: Int = {first}, page: Int = 1, search: String, sort: String{trashed}"
+    return [f"{name}(id: ID!{trashed}): {type_name}", f"{name}List({narrowing}{arguments}): [{type_name}!]!",
             f"{name}Page(after: String, before: String, count: Count = EXACT, {narrowing}{arguments}): "
             f"{type_name}Page!", *EXTENSION_QUERIES.get(type_name, [])]
 
 
 def mutations_of(type_name: str) -> list[str]:
+    trashing = type_name in TRASHING
     return [f"create{type_name}(input: {type_name}Input!): {type_name}!",
             f"create{type_name}Bulk(input: [{type_name}Input!]!): [{type_name}!]!",
-            f"delete{type_name}(id: ID!, version: Int): Boolean!",
+            f"delete{type_name}({'force: Boolean, ' if trashing else ''}id: ID!, version: Int): Boolean!",
+            *([f"restore{type_name}(id: ID!, version: Int): {type_name}!"] if trashing else []),
             f"delete{type_name}Bulk(ids: [ID!]!): Boolean!",
             f"update{type_name}(id: ID!, input: {type_name}Input!, version: Int): {type_name}!",
             f"update{type_name}Bulk(input: [{type_name}BulkUpdate!]!): [{type_name}!]!",
@@ -198,7 +225,7 @@ def test_schema_has_one_object_type_and_one_input_type_per_repository_and_the_ro
         "input LongFilter", "type Mutation", "type NewAccessToken", "type PageMeta",
         "type Post", "input PostBulkUpdate", "type PostChange", "input PostFilter", "input PostInput", "type PostPage",
         "type Query", "input StringFilter", "type Subscription", "type Tag", "input TagBulkUpdate", "type TagChange",
-        "input TagInput", "type TagPage", "type User", "input UserBulkUpdate", "type UserChange", "input UserFilter",
+        "input TagInput", "type TagPage", "enum Trashed", "type User", "input UserBulkUpdate", "type UserChange",
         "input UserInput", "type UserPage"]
 
 
@@ -208,7 +235,7 @@ def test_subscriptions_are_one_changed_field_per_repository_filtered_by_its_matc
         "commentChanged(filter: CommentFilter, id: ID): CommentChange!",
         "postChanged(filter: PostFilter, id: ID): PostChange!",
         "tagChanged(id: ID): TagChange!",  # tags have no matchable field: no filter argument
-        "userChanged(filter: UserFilter, id: ID): UserChange!"]
+        "userChanged(id: ID): UserChange!"]  # a user's email is theirs alone: nothing to filter on
     assert members(text, "input", "PostFilter") == ["published: BooleanFilter", "user_id: StringFilter",
                                                     "views: LongFilter"]
     assert members(text, "type", "PostChange") == ["id: ID!", "operation: ChangeOperation!", "record: Post"]
@@ -357,7 +384,7 @@ def test_exclude_removes_a_repository_and_every_relation_to_it(registry):
     assert [b for b in blocks(text) if "Change" not in b and "Filter" not in b and "Subscription" not in b] == [
         "type Comment", "input CommentBulkUpdate", "input CommentInput", "type CommentPage", "enum Count",
         "type Mutation", "type PageMeta", "type Post", "input PostBulkUpdate", "input PostInput", "type PostPage",
-        "type Query", "type Tag", "input TagBulkUpdate", "input TagInput", "type TagPage"]
+        "type Query", "type Tag", "input TagBulkUpdate", "input TagInput", "type TagPage", "enum Trashed"]
     assert "userChanged" not in text and "UserChange" not in text
     assert members(text, "type", "Comment") == sorted(SCALAR_MEMBERS["Comment"] + ["post: Post"])
     assert members(text, "type", "Post") == sorted(SCALAR_MEMBERS["Post"] + ["comments(first: Int = 15): [Comment!]!",

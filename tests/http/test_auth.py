@@ -49,7 +49,7 @@ async def test_register_answers_201_with_the_user_unwrapped_and_a_token(api, db)
     assert body == {
         "id": body["id"],
         "type": "users",
-        "attributes": {"name": "Ann", "email": "ann@example.com", "bio": "Hi", "avatar": None,
+        "attributes": {"name": "Ann", "email": "ann@example.com", "bio": "Hi", "avatar": None, "post_count": 0,
                        "created_at": body["attributes"]["created_at"],
                        "updated_at": body["attributes"]["updated_at"]},
         "meta": self_flags(),

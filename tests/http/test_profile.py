@@ -17,7 +17,7 @@ async def test_profile_is_the_user_unwrapped_with_meta(api):
     body = response.json
     assert set(body) == {"id", "type", "attributes", "meta"}
     assert body["id"] == user["id"] and body["type"] == "users"
-    assert set(body["attributes"]) == {"name", "email", "bio", "avatar", "created_at", "updated_at"}
+    assert set(body["attributes"]) == {"name", "email", "bio", "avatar", "post_count", "created_at", "updated_at"}
     assert body["attributes"]["email"] == user["email"]
     assert body["meta"] == FLAGS
 

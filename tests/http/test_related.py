@@ -24,13 +24,15 @@ def stamped(attributes: dict[str, Any]) -> dict[str, Any]:
     return {**attributes, "created_at": STAMP_JSON, "updated_at": STAMP_JSON}
 
 
-def user_object(id: str, name: str) -> dict[str, Any]:
-    attributes = {"name": name, "email": f"{name.lower()}@example.com", "bio": None, "avatar": None}
+def user_object(id: str, name: str, post_count: int = 1) -> dict[str, Any]:
+    # as another user sees them: a user's email is that user's alone; the posts are counted
+    attributes = {"name": name, "bio": None, "avatar": None, "post_count": post_count}
     return {"id": id, "type": "users", "attributes": stamped(attributes)}
 
 
 def comment_object(id: str, body: str, post_id: str, user_id: str) -> dict[str, Any]:
-    return {"id": id, "type": "comments", "attributes": stamped({"body": body, "post_id": post_id, "user_id": user_id})}
+    attributes = {"body": body, "post_id": post_id, "user_id": user_id, "deleted_at": None}
+    return {"id": id, "type": "comments", "attributes": stamped(attributes)}
 
 
 def tag_object(id: str, name: str) -> dict[str, Any]:
@@ -218,8 +220,8 @@ async def test_related_records_bring_their_own_eager_relations(api, db, commands
     found = await relationships_on(api, door, blog.first, blog.viewer, related="comments")
     authors = {blog.bob["id"]: blog.bob, blog.carol["id"]: blog.carol}
     assert found == {"comments": [nested(c, user=[authors[c["attributes"]["user_id"]]]) for c in blog.comments[:2]]}
-    # Still one read per relation per level: the comments, then their authors.
-    assert commands.reads()[-2:] == [("find", "comments"), ("find", "users")]
+    # Still one read per relation per level: the comments, then their authors (and their posts counted).
+    assert commands.reads()[-3:] == [("find", "comments"), ("find", "users"), ("find", "posts")]
 
 
 @pytest.mark.parametrize("registry", [EAGER_BOTH_WAYS], indirect=True)
@@ -259,11 +261,11 @@ INDEX = [("find", "posts"), ("count", "posts")]
 
 @pytest.mark.parametrize("per_page", [3, 30])
 @pytest.mark.parametrize("related, logged_in, expected", [
-    ("user,comments,tags", True, AUTH_READS + INDEX + [("find", "users"), ("find", "comments"), ("find", "tags")]),
-    ("comments.user", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users")]),
-    ("user.posts", True, AUTH_READS + INDEX + [("find", "users"), ("find", "posts")]),
-    ("comments.user,tags", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users"), ("find", "tags")]),
-    ("comments.user.posts", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users"), ("find", "posts")]),
+    ("user,comments,tags", True, AUTH_READS + INDEX + [("find", "users"), ("find", "posts"), ("find", "comments"), ("find", "tags")]),
+    ("comments.user", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users"), ("find", "posts")]),
+    ("user.posts", True, AUTH_READS + INDEX + [("find", "users"), ("find", "posts"), ("find", "posts")]),
+    ("comments.user,tags", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users"), ("find", "posts"), ("find", "tags")]),
+    ("comments.user.posts", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users"), ("find", "posts"), ("find", "posts")]),
     # The users scope reads nothing for guests: their relation costs no query at all.
     ("user,comments,tags", False, INDEX + [("find", "comments"), ("find", "tags")]),
     ("comments.user", False, INDEX + [("find", "comments")]),
@@ -297,7 +299,7 @@ async def test_reads_do_not_grow_when_a_result_outgrows_the_first_batch(
 async def test_show_runs_one_read_plus_one_per_relation(api, db, commands):
     post = (await seed_busy_blog(db))[0]
     token = (await api.register("Viewer"))["token"]
-    expected = AUTH_READS + [("find", "posts"), ("find", "users"), ("find", "comments"), ("find", "tags")]
+    expected = AUTH_READS + [("find", "posts"), ("find", "users"), ("find", "posts"), ("find", "comments"), ("find", "tags")]
     assert await reads_for(api, commands, show_url(post, related="user,comments,tags"), token) == expected
 
 

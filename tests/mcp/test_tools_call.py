@@ -173,6 +173,11 @@ async def test_comment_tools(connect, ann, bob, api, db):
         assert error(await session.call_tool("comments-delete-tool", {"id": comment["id"]})) == FORBIDDEN
     async with connect(bob["token"]) as session:
         assert ok(await confirmed(session, "comments-delete-tool", {"id": comment["id"]}))["deleted"] is True
+        assert (await db.collection("comments").find_by_id(comment["id"]))["deleted_at"] is not None  # trashed
+        assert error(await session.call_tool("comments-show-tool", {"id": comment["id"]})) == NOT_FOUND
+        restored = ok(await session.call_tool("comments-restore-tool", {"id": comment["id"]}))["data"]
+        assert restored["attributes"]["deleted_at"] is None and restored["attributes"]["body"] == "Hello"
+        assert ok(await confirmed(session, "comments-delete-tool", {"id": comment["id"], "force": True}))["deleted"]
     assert await db.collection("comments").find_by_id(comment["id"]) is None
 
 
@@ -192,7 +197,7 @@ async def test_tag_tools(connect, ann, api):
 async def test_user_tools_and_the_profile_with_include(connect, ann, bob, api):
     post = await rest_post(api, "posts", ann["token"], title="Mine")
     async with connect(ann["token"]) as session:
-        listed = ok(await session.call_tool("users-index-tool", {"email": bob["email"]}))
+        listed = ok(await session.call_tool("users-index-tool", {"search": "Bob"}))
         shown = ok(await session.call_tool("users-show-tool", {"id": ann["id"], "include": "posts"}))
         profile = ok(await session.call_tool("users-profile-tool", {"include": "posts"}))
         plain = ok(await session.call_tool("users-profile-tool", {}))

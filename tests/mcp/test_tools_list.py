@@ -12,7 +12,7 @@ from service.mcp.schemas import filter_object_schema
 from tests.conftest import ROOT
 
 DEMO_TOOLS = [
-    "comments-delete-tool", "comments-index-tool", "comments-show-tool", "comments-store-tool",
+    "comments-delete-tool", "comments-index-tool", "comments-restore-tool", "comments-show-tool", "comments-store-tool",
     "comments-update-tool",
     "posts-attach-tool", "posts-bulk-store-tool", "posts-delete-tool", "posts-detach-tool", "posts-index-tool",
     "posts-post-stats-getter-tool", "posts-publish-posts-action-tool", "posts-show-tool", "posts-store-tool",
@@ -40,9 +40,9 @@ def _names(items):
 FIELDS_POSTS = {
     "anyOf": [_names(POST_NAMES), {"type": "object", "additionalProperties": False, "properties": {
         "posts": _names(POST_NAMES),
-        "comments": _names(["body", "post_id", "user_id", "created_at", "updated_at", "post", "user"]),
+        "comments": _names(["body", "post_id", "user_id", "deleted_at", "created_at", "updated_at", "post", "user"]),
         "tags": _names(["name", "created_at", "updated_at"]),
-        "users": _names(["name", "email", "bio", "avatar", "created_at", "updated_at", "posts"]),
+        "users": _names(["name", "bio", "avatar", "post_count", "created_at", "updated_at", "posts"]),
     }}],
     "description": "A list of posts names, or an object of such lists per type (posts, comments, tags, users). "
                    "Sparse fieldsets: only these attributes and relations come back (id, type and meta always do); "

@@ -14,7 +14,7 @@ from service.core.kernel import Unauthenticated, ValidationFailed
 from service.core.operations.accounts import after_registration
 from service.core.operations.users import find_by_email, user_repository
 from service.core.operations.tokens import checked_abilities
-from service.core.reading import serialize
+from service.core.reading import fill, serialize
 from service.core.writing import Write, now, write
 from storage import is_valid_id
 
@@ -94,6 +94,8 @@ async def login(app: Restify, payload: dict[str, Any], context: Context) -> dict
         raise Unauthenticated(BAD_CREDENTIALS)
     token = await create_token(app, user["id"])
     context.user = resource.model(user)
+    user = dict(user)  # the answer's copy: computed values are added to it, never stored
+    await fill(app, resource, context, [user])
     return _with_token(serialize(app, resource, context, user), token)
 
 

@@ -168,14 +168,16 @@ async def finish(prepared: Prepared, document: dict[str, Any]) -> Written:
         await after_user_update(plan.app, plan.resource, plan.fields, prepared.values, document["id"], context)
         await after_address_change(plan.app, plan.resource, plan.existing, document, context)
         await run_hook(repository.updated, context, plan.resource.model(document))
+    fields = plan.fields
     if plan.acts_as_written:
         context.user = plan.resource.model(document)
+        fields = plan.resource.fields(context)  # the answer is the new user's view of their own record
     if not plan.answer:
         return Written(document, {})
     document = dict(document)  # the answer's copy: computed values are added to it, never stored
-    await fill(plan.app, plan.resource, context, [document], plan.fields)
-    data = serialize(plan.app, plan.resource, context, document, fields=plan.fields) if plan.flags \
-        else resource_object(plan.resource.name, plan.fields, document)
+    await fill(plan.app, plan.resource, context, [document], fields)
+    data = serialize(plan.app, plan.resource, context, document, fields=fields) if plan.flags \
+        else resource_object(plan.resource.name, fields, document)
     return Written(document, data)
 
 
