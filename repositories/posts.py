@@ -5,7 +5,7 @@ from repositories.post_actions import PostStats, PublishPosts
 
 class PostRepository(Repository):
     mcp = ("index", "show", "store", "update", "delete", "bulk-store", "attach", "detach", "sync", "actions",
-           "getters")
+           "getters", "aggregate")
 
     @classmethod
     def related(cls):

@@ -9,8 +9,9 @@ from typing import Any
 
 from service.core.declarations import READ, Context, Restify
 from service.core.operations.crud import enter, index_filter
-from service.core.reading import (AGGREGATE_PARAMETERS, aggregation_answer, index_query, parse_aggregation,
-                                  taking_turns, trashed_asked, visibility_of)
+from service.core.kernel import BadRequest
+from service.core.reading import (AGGREGATE_PARAMETERS, aggregation_answer, declares_aggregations, index_query,
+                                  parse_aggregation, taking_turns, trashed_asked, visibility_of)
 
 
 async def aggregate(app: Restify, name: str, context: Context) -> dict[str, Any]:
@@ -18,6 +19,9 @@ async def aggregate(app: Restify, name: str, context: Context) -> dict[str, Any]
     app = app.pinned()
     context.action = "aggregate"
     resource = enter(app, name, context, READ)
+    if not declares_aggregations(resource.fields(Context(action="declaration"))):
+        message = f"The repository {name!r} declares no groupable or aggregatable fields."
+        raise BadRequest(message, {"group": [message]})
     fields = resource.fields(context)
     plan = parse_aggregation(fields, context.params, app.settings)
     # The index's own parameters (its `sort` is not this one's), read as the index reads them.

@@ -40,6 +40,11 @@ def group_keys(fields: list[Field]) -> dict[str, Description]:
     return keys
 
 
+def declares_aggregations(fields: list[Field]) -> bool:
+    """Whether a repository's fields (as declared) offer aggregations: a group key or a metric."""
+    return any(f.is_groupable or f.is_aggregatable for f in fields)
+
+
 def aggregatable(fields: list[Field]) -> list[str]:
     """The fields a user may sum, average and take the least and greatest of."""
     return [f.name for f in fields if f.is_aggregatable and not (f.is_hidden or f.is_private)
@@ -47,6 +52,7 @@ def aggregatable(fields: list[Field]) -> list[str]:
 
 
 def parse_aggregation(fields: list[Field], params: Mapping[str, str], settings: Settings) -> Aggregation:
+    """The plan of `params` (`group`, `metrics`, `sort`) over the fields a user sees."""
     plan = Aggregation(most=int(settings.positive("aggregate", "max_groups")))
     keys = group_keys(fields)
     for part in (p.strip() for p in (params.get("group") or "").split(",")):
