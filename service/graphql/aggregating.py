@@ -46,20 +46,15 @@ def aggregate_field(type_name: str, fields: list[Field], scalar: Callable[[Field
     answer = GraphQLObjectType(f"{type_name}Aggregation", {
         "data": GraphQLField(GraphQLNonNull(GraphQLList(GraphQLNonNull(group)))),
         "meta": GraphQLField(GraphQLNonNull(AGGREGATE_META)),
-    })
-    arguments = {
-        "group": GraphQLArgument(GraphQLString, description="Group keys, comma-separated; a date with its unit "
-                                                            "(created_at:month; day, week, month or year)."),
-        "metrics": GraphQLArgument(GraphQLString, description="count, sum:<field>, avg:<field>, min:<field>, "
-                                                              "max:<field>, comma-separated (default count)."),
-        "sort": GraphQLArgument(GraphQLString, description="Metrics (-count, sum_views) or group keys "
-                                                           "(group.user_id), comma-separated; - for descending."),
-        "search": GraphQLArgument(GraphQLString),
-    }
+    }, description=(
+        f"{type_name} records counted and summed by group, among those the list gives with the same search and "
+        "filter. group: comma-separated keys, a date with its unit (created_at:month; day, week, month or year); "
+        "metrics: count, sum:<field>, avg:<field>, min:<field>, max:<field> (default count); sort: metrics "
+        "(-count, sum_views) or keys (group.user_id), - for descending."))
+    arguments = {name: GraphQLArgument(GraphQLString) for name in ("group", "metrics", "search", "sort")}
     if record_filter is not None:
         arguments["filter"] = GraphQLArgument(record_filter)
-    return GraphQLField(GraphQLNonNull(answer), arguments, description=(
-        f"{type_name} records counted and summed by group, among those {type_name.lower()}List would list."))
+    return GraphQLField(GraphQLNonNull(answer), arguments)
 
 
 def bind(query: Any, name: str, resolvers: Any, setter: Any) -> None:
