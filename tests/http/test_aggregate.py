@@ -1,6 +1,9 @@
 """`GET <r>/aggregate`: groups and metrics within the user's scope, the index's filters and search."""
 import pytest
 
+from service import field
+from service.core.kernel import DeclarationError
+from tests.field_policies import field_policies  # noqa: F401  (a fixture)
 from tests.http.test_index_queries import seed_post
 from tests.policy_rules import own_scope, published_or_own_scope, rules  # noqa: F401  (a fixture)
 
@@ -127,3 +130,23 @@ async def test_1001_groups_are_a_400_and_1000_are_answered(api, db):
                                "fields, a coarser date unit, or filter the records.",
                     "errors": {"group": ["The aggregation has more than 1000 groups (aggregate.max_groups); group "
                                          "by fewer fields, a coarser date unit, or filter the records."]}}
+
+
+async def test_a_field_the_user_may_not_see_is_refused_as_unknown(field_policies, api, posts, ann):
+    """`views` only its author sees (tests/field_policies.py): nobody may sum it, as nobody may filter on it."""
+    body = await aggregated(api, "metrics=sum:views", token=ann["token"], status=400)
+    assert body["message"] == "The field 'views' cannot be aggregated; the aggregatable fields are: none."
+    assert (await aggregated(api, "group=published", token=ann["token"]))["meta"] == {"groups": 2}
+
+
+def test_a_hidden_field_cannot_be_a_group_key_or_a_metric():
+    with pytest.raises(DeclarationError, match="'secret' is hidden, so it cannot be groupable"):
+        field("secret").hidden().groupable()
+    with pytest.raises(DeclarationError, match="'pin' is hidden, so it cannot be aggregatable"):
+        field("pin").aggregatable().numeric().password()
+
+
+async def test_a_repository_without_group_keys_or_metrics_has_none(api):
+    response = await api.get("/api/restify/tags/aggregate")
+    assert response.status == 400
+    assert response.json["message"] == "The repository 'tags' declares no groupable or aggregatable fields."
