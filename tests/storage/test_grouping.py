@@ -14,6 +14,7 @@ ROWS = [
     {"user": "b", "views": 1.5, "at": "2024-02-11T11:00:00.000Z"},
     {"user": None, "flag": True, "at": None},
 ]
+COUNT = (Metric("count"),)
 EVERY = [Metric("count"), Metric("sum", "views"), Metric("avg", "views"), Metric("min", "views"),
          Metric("max", "views")]
 
@@ -24,8 +25,8 @@ def rows(io_loop, db):
     return db.collection("rows")
 
 
-def grouped(io_loop, rows, keys, metrics=(Metric("count"),), where=Filter(), most=100) -> dict:
-    found = io_loop.run_sync(lambda: rows.group(where, keys, list(metrics), most))
+def grouped(io_loop, rows, keys, metrics=COUNT, where: Filter | None = None, most=100) -> dict:
+    found = io_loop.run_sync(lambda: rows.group(where or Filter(), keys, list(metrics), most))
     return dict(found)
 
 
