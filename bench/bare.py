@@ -13,6 +13,7 @@ the framework, not a different use of the database:
   show         find {_id} limit 1 + comments {post_id: {$in: [id]}} sort _id limit 15
                + tags {_id: {$in}}
   store        insert_one
+  aggregate    [$match (the filters, when any), $group by user_id (count, $sum and $avg of views), $limit 1001]
   bearer token find token by _id, compare SHA-256, find user by _id (what the service does)
 
     python -m bench.bare --uri mongodb://127.0.0.1:27017 --db bench --port 8001 --processes 2
@@ -36,6 +37,7 @@ from tornado.web import Application, HTTPError, RequestHandler
 
 PER_PAGE = 15
 RELATABLE_PER_PAGE = 15
+MAX_GROUPS = 1000  # aggregate.max_groups
 
 
 def _iso(value: Any) -> Any:
@@ -117,6 +119,23 @@ async def _after_views(posts: Any, views: int, position: ObjectId, limit: int) -
             break
         found += await posts.find(part).sort([("views", -1), ("_id", 1)]).limit(limit - len(found)).to_list(None)
     return found
+
+
+class Aggregate(Base):
+    """`GET /api/restify/posts/aggregate?group=user_id&metrics=count,sum:views,avg:views` (and the
+    benchmarked filters): the service's pipeline, written out, and its answer."""
+
+    async def get(self) -> None:
+        await self.user()
+        where = _where(self)
+        group = {"_id": "$user_id", "count": {"$sum": 1}, "sum__views": {"$sum": "$views"},
+                 "avg__views": {"$avg": "$views"}}
+        pipeline = [*([{"$match": where}] if where else []), {"$group": group}, {"$limit": MAX_GROUPS + 1}]
+        rows = await self.db.posts.aggregate(pipeline).to_list(None)
+        data = [{"group": {"user_id": row["_id"]}, "count": row["count"], "sum_views": row["sum__views"] or 0,
+                 "avg_views": row["avg__views"]} for row in rows]
+        data.sort(key=lambda item: (item["group"]["user_id"] is not None, item["group"]["user_id"] or ""))
+        self.send({"data": data, "meta": {"groups": len(data)}})
 
 
 class Posts(Base):
@@ -214,7 +233,8 @@ async def _serve(uri: str, db_name: str, port: int, host: str) -> None:
     # The client is built here, after any fork: a Motor client never crosses a fork.
     client = AsyncIOMotorClient(uri, tz_aware=True)
     state = {"db": client[db_name]}
-    app = Application([(r"/api/restify/posts", Posts, state), (r"/api/restify/posts/([^/]+)", Post, state)])
+    app = Application([(r"/api/restify/posts", Posts, state), (r"/api/restify/posts/aggregate", Aggregate, state),
+                       (r"/api/restify/posts/([^/]+)", Post, state)])
     server = HTTPServer(app)
     server.add_sockets(bind_sockets(port, address=host, reuse_port=True))
     stop = asyncio.Event()

@@ -20,10 +20,12 @@ def fetch(host: str, port: int, method: str, path: str, body: bytes, headers: di
 
 
 def _shape(body: Any) -> Any:
-    """Record ids and, per record, how many related items each relation holds."""
+    """Record ids (an aggregation's groups, whole) and, per record, how many related items each relation holds."""
     data = body["data"]
     items = data if isinstance(data, list) else [data]
-    return [(item["id"], {name: len(related) for name, related in sorted(item.get("relationships", {}).items())})
+    # An aggregation's group has no id: it is compared whole.
+    return [(item["id"] if "id" in item else json.dumps(item, sort_keys=True),
+             {name: len(related) for name, related in sorted(item.get("relationships", {}).items())})
             for item in items]
 
 

@@ -1,5 +1,5 @@
 """The query-language benchmark: 100,000 posts, filters, search, deep pages by number and by
-cursor, and GraphQL lists, each against the bare app doing the same database work.
+cursor, aggregations, and GraphQL lists, each against the bare app doing the same database work.
 
     python -m bench.query [--posts 100000] [--connections 16] [--duration 5] [--rounds 2]
                           [--processes 1] [--client auto|wrk|python] [--only NAME]
@@ -45,16 +45,24 @@ GRAPHQL_FILTERED = "graphql postList filter views>=100"
 FILTER_UNCOUNTED = "filter views[between]+user_id[in] count=none"
 SORTED_PAGE_1 = "sort=-views page 1"
 SORTED_CURSOR = f"sort=-views cursor at page {DEEP_PAGE:,}"
+AGGREGATE = "aggregate group=user_id count,sum,avg"
+AGGREGATE_FILTERED = "aggregate views[between] group=user_id"
+AGGREGATION = {"group": "user_id", "metrics": "count,sum:views,avg:views"}
 # Cases the embedded server answers by reading many documents in Python (the count of the range + in
 # filter, ~0.2 s; of the search, ~1 s): more connections would only queue them for seconds. A search and a
 # page past the first 10,000 records are expensive queries, which one client (one guest address) runs one
 # at a time (service/core/reading/admission.py): more connections would be answered 429.
 DATABASE_TIMEOUT_MS = 30_000
-CONNECTIONS = {FILTER: 4, SEARCH: 1, SEARCH_UNCOUNTED: 1, DEEP: 1, f"{DEEP} vs page 1": 1}
+CONNECTIONS = {FILTER: 4, SEARCH: 1, SEARCH_UNCOUNTED: 1, DEEP: 1, f"{DEEP} vs page 1": 1, AGGREGATE: 2,
+               AGGREGATE_FILTERED: 2}
 
 
 def _get(**params: object) -> tuple[str, str, bytes, dict[str, str]]:
     return "GET", f"{POSTS}?{urlencode(params, safe=',[]')}", b"", {}
+
+
+def _aggregate(params: dict[str, str]) -> tuple[str, str, bytes, dict[str, str]]:
+    return "GET", f"{POSTS}/aggregate?{urlencode(params, safe=',:[]')}", b"", {}
 
 
 def _graphql(query: str) -> bytes:
@@ -101,6 +109,8 @@ def _requests(users: list[str], port: int) -> dict[str, tuple[str, str, bytes, d
         SORTED_PAGE_1: _get(perPage=PER_PAGE, sort="-views"),
         SORTED_CURSOR: _get(perPage=PER_PAGE, sort="-views", cursor=_cursor_at(port, DEEP_PAGE, sort="-views")),
         REST_FILTERED: _get(perPage=PER_PAGE, **{"views[gte]": 100}),
+        AGGREGATE: _aggregate(AGGREGATION),
+        AGGREGATE_FILTERED: _aggregate({**AGGREGATION, "views[between]": "100,500"}),
         GRAPHQL_LIST: ("POST", "/graphql", _graphql(f"{{ postList(first: 15) {{ {LIST_FIELDS} }} }}"), JSON),
         GRAPHQL_FILTERED: ("POST", "/graphql",
                            _graphql("{ postList(first: 15, filter: {views: {gte: 100}}) { id title views } }"), JSON),
@@ -111,7 +121,7 @@ def _cases(requests: dict, filtered_graphql: bool) -> list[Case]:
     """Service against bare: (name, method, path, body, headers, bare request or None), as in bench.run.
     Bare answers a GraphQL case with the REST request doing the same database work."""
     names = [PAGE_1, FILTER, FILTER_UNCOUNTED, SEARCH, SEARCH_UNCOUNTED, DEEP, CURSOR, SORTED_PAGE_1, SORTED_CURSOR,
-             REST_FILTERED, GRAPHQL_LIST]
+             REST_FILTERED, AGGREGATE, AGGREGATE_FILTERED, GRAPHQL_LIST]
     cases: list[Case] = [(name, *requests[name], None) for name in names if not name.startswith("graphql")]
     cases.append((GRAPHQL_LIST, *requests[GRAPHQL_LIST], requests[PAGE_1]))
     if filtered_graphql:

@@ -5,7 +5,7 @@ from repositories.post_actions import PostStats, PublishPosts
 
 class PostRepository(Repository):
     mcp = ("index", "show", "store", "update", "delete", "bulk-store", "attach", "detach", "sync", "actions",
-           "getters")
+           "getters", "aggregate")
 
     @classmethod
     def related(cls):
@@ -23,9 +23,9 @@ class PostRepository(Repository):
         return [
             field("title").required().rules("max:255").searchable().sortable(),
             field("body").textarea().nullable(),
-            field("views").numeric().rules("integer", "min:0").sortable().matchable().default(0),
-            field("published").boolean().matchable().default(False),
-            field("user_id").matchable().readonly().value(current_user_id),
+            field("views").numeric().rules("integer", "min:0").sortable().matchable().aggregatable().default(0),
+            field("published").boolean().matchable().groupable().default(False),
+            field("user_id").matchable().groupable().readonly().value(current_user_id),
             field("cover").image().nullable().path("covers").store_as("post-{id}-{rev}.{ext}"),
         ]
 

@@ -47,6 +47,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
               "max_relation_sort": 10_000, "max_in_values": 1000, "expensive_concurrency": None,
               "expensive_rest": 1.0, "expensive_share": 0.25, "expensive_count_seconds": 5},
     "attach": {"max_ids": 1000},
+    "aggregate": {"max_groups": 1000},
     "graphql": {"max_query_bytes": 16_384, "max_tokens": 2000, "max_selections": 1000},
     "live": {"heartbeat_seconds": 15, "max_per_user": 10, "max_per_connection": 20, "max_queue": 100,
              "max_sent_ids": 10_000, "max_catch_up": 1000, "idle_ms": 50, "ticket_seconds": 60,
@@ -176,6 +177,8 @@ MEANINGS: dict[str, str] = {
                                "over it a 400",
     "query.max_in_values": "values one `in` / `nin` filter may list, on every door; over it a 400; 0 or null: "
                            "no cap",
+    "aggregate.max_groups": "groups one aggregation may answer (`<r>/aggregate`, on every door); more: a 400 "
+                            "naming the setting",
     "query.expensive_concurrency": "expensive queries one process runs at once (null: the number of CPU cores); "
                                    "each user (guest: address) runs one at a time; else 429 "
                                    "([Expensive queries](querying.md#expensive-queries-take-turns))",

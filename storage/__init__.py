@@ -15,6 +15,7 @@ from storage.embedded import EmbeddedServer
 from storage.errors import DuplicateKey, Stale, StorageError, Unavailable, Unstorable
 from storage.files import Disk, GridFSDisk, LocalDisk, StoredFile, safe_path
 from storage.filters import Filter
+from storage.grouping import DATE_UNITS, GroupKey, Metric
 from storage.ids import canonical_id, is_valid_id, new_id
 from storage.indexes import ExistingIndex, IndexRefused, IndexSupport
 from storage.journal import JOURNAL, Entry, Journal, Step
@@ -36,7 +37,9 @@ __all__ = [
     "ExistingIndex",
     "Disk",
     "Entry",
+    "DATE_UNITS",
     "Filter",
+    "GroupKey",
     "GridFSDisk",
     "Hit",
     "HistoryLost",
@@ -44,6 +47,7 @@ __all__ = [
     "IndexSupport",
     "Journal",
     "LocalDisk",
+    "Metric",
     "Outbox",
     "StorageError",
     "StoredFile",

@@ -4,7 +4,7 @@ import functools
 import re
 from contextvars import ContextVar
 from dataclasses import replace
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pymongo import ReturnDocument
@@ -13,6 +13,7 @@ from pymongo.errors import DuplicateKeyError
 from storage import counts
 from storage.errors import DuplicateKey, Stale
 from storage.filters import Filter
+from storage.grouping import GroupKey, Metric, Row, group_pipeline, grouped_rows
 from storage.guard import unavailable_as_error
 from storage.id_pages import IdBound, all_beyond, bounded, id_bound, without_position
 from storage.ids import ids_as_text, to_object_id, to_plain
@@ -213,12 +214,26 @@ class Collection:
             return 0
         if not query:
             return await self._col.estimated_document_count()
+        # $match + $count: count_documents' $group pipeline is slow on the embedded server.
+        rows = await self._col.aggregate([{"$match": await self._matched(query)}, {"$count": "n"}]).to_list(length=1)
+        return rows[0]["n"] if rows else 0
+
+    async def _matched(self, query: dict[str, Any]) -> dict[str, Any]:
+        """`query` as an aggregate's `$match` is sent it."""
         text_ids = ids_as_text(query)
         if text_ids is not query and not (await self._server()).aggregate_binds_ids:
-            query = text_ids  # an id in a filter or a read rule (scope {"id": ...}), in the embedded server's shapes
-        # $match + $count: count_documents' $group pipeline is slow on the embedded server.
-        rows = await self._col.aggregate([{"$match": query}, {"$count": "n"}]).to_list(length=1)
-        return rows[0]["n"] if rows else 0
+            return text_ids  # an id in a filter or a read rule (scope {"id": ...}), in the embedded server's shapes
+        return query
+
+    @unavailable_as_error
+    async def group(self, where: Filter, keys: Sequence[GroupKey], metrics: Sequence[Metric], most: int) -> list[Row]:
+        """The groups of the records `where` matches (storage/grouping.py): more than `most` of them
+        when there are more, so the caller can tell."""
+        query = await self._query(where)
+        if query is None:
+            return []
+        pipeline = group_pipeline(await self._matched(query), keys, metrics, most)
+        return grouped_rows(await self._col.aggregate(pipeline).to_list(length=None), keys, metrics)
 
     async def find_by_id(self, id: str) -> dict | None:
         rows = await self.find(Filter(equals={"id": id}), limit=1)

@@ -25,7 +25,7 @@ from service.core.declarations.budget import Budget
 from service.core.declarations.context import Context
 from service.core.kernel.answers import answer
 from service.core.kernel.errors import BadRequest, ResponseTooLarge
-from service.graphql import accounts, actions, attaching, bulk, tokens, trash
+from service.graphql import accounts, actions, aggregating, attaching, bulk, tokens, trash
 from service.graphql.config import GraphQLConfig
 from service.graphql.fast import PlainFieldExecutor
 from service.graphql.generator import build_schema_objects, exposed, lower_first
@@ -142,6 +142,7 @@ class GraphQLEndpoint:
             attaching.bind(mutation, resource, resolvers, exposed_names)
             bulk.bind(mutation, type_name, resolvers, _set)
             trash.bind(mutation, type_name, resolvers, _set)
+            aggregating.bind(query, name, resolvers, _set)
             object_type = self.schema.get_type(type_name)
             if isinstance(object_type, GraphQLObjectType):
                 for relation_name, relation in resource.relations.items():

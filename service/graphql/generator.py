@@ -1,7 +1,8 @@
 """Builds the GraphQL schema from the repositories, with graphql-core objects.
 
 Per repository of model `<Type>`: `type <Type>`, `input <Type>Input`, the queries `<type>`,
-`<type>List` and `<type>Page` (with `<Type>Filter`: service/graphql/index_types.py), the mutations
+`<type>List` and `<type>Page` (with `<Type>Filter`: service/graphql/index_types.py), `<type>Aggregate`
+(service/graphql/aggregating.py), the mutations
 `create<Type>`, `update<Type>`, `delete<Type>`, their bulk forms (graphql/bulk.py) (and
 `attach<Type><Relation>`, `detach...`, `sync...` per BelongsToMany relation: graphql/attaching.py), the
 subscription `<type>Changed`
@@ -31,6 +32,7 @@ from service.core.reading.serializer import visible
 from service.core.writing.validation import writable
 from service.graphql import actions, tokens, trash
 from service.graphql.accounts import mutation_fields as account_mutations
+from service.graphql.aggregating import aggregate_field
 from service.graphql.attaching import mutation_fields as relation_mutations
 from service.graphql.bulk import bulk_mutations
 from service.graphql.config import GraphQLConfig
@@ -99,6 +101,10 @@ class SchemaBuilder:
             query[f"{name}List"] = GraphQLField(GraphQLNonNull(GraphQLList(GraphQLNonNull(obj))),
                                                 self.index_types.list_arguments(record_filter, resource.per_page))
             query[f"{name}Page"] = self.index_types.page_field(type_name, obj, record_filter, resource.per_page)
+            aggregate = aggregate_field(type_name, self._fields(resource), lambda f: _scalar(f, self.config),
+                                        record_filter)
+            if aggregate is not None:
+                query[f"{name}Aggregate"] = aggregate
             mutation[f"create{type_name}"] = GraphQLField(GraphQLNonNull(obj), {"input": GraphQLArgument(data)})
             mutation[f"update{type_name}"] = GraphQLField(
                 GraphQLNonNull(obj), {"id": GraphQLArgument(GraphQLNonNull(GraphQLID)), "input": GraphQLArgument(data),

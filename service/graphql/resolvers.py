@@ -14,7 +14,7 @@ from service.core.declarations.app import Restify
 from service.core.declarations.context import Context
 from service.core.declarations.registry import Resource
 from service.core.kernel.errors import BadRequest
-from service.core.operations import attaching, crud as operations, profile, trash
+from service.core.operations import aggregating, attaching, crud as operations, profile, trash
 from service.core.reading import cursors
 from service.core.reading.fieldsets import SELECTED
 from service.core.reading.filter_objects import FILTER
@@ -137,6 +137,13 @@ class RepositoryResolvers(BulkResolvers):
                 "meta": {"total": meta["total"], "currentPage": meta["current_page"], "lastPage": meta["last_page"],
                          "perPage": meta["per_page"], "nextCursor": meta["next_cursor"],
                          "prevCursor": meta["prev_cursor"]}}
+
+    async def aggregate(self, info: GraphQLResolveInfo, group: str | None = None, metrics: str | None = None,
+                        sort: str | None = None, search: str | None = None,
+                        filter: dict[str, Any] | None = None, trashed: str | None = None) -> dict[str, Any]:
+        """`<type>Aggregate`: REST's `<r>/aggregate`, whose answer has the shape the types give it."""
+        context = self.context(info, group=group, metrics=metrics, sort=sort, search=search, trashed=_lower(trashed))
+        return await aggregating.aggregate(self.app, self.resource, with_filter(context, filter))
 
     async def create(self, info: GraphQLResolveInfo, input: dict[str, Any]) -> dict[str, Any]:
         body = await operations.store(self.app, self.resource, dict(input), self.context(info))

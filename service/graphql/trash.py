@@ -1,5 +1,5 @@
 """Soft deletes in the GraphQL schema: for a repository with `soft_deletes`, `trashed: Trashed` on
-`<type>`, `<type>List` and `<type>Page`, `force: Boolean` on `delete<Type>`, and `restore<Type>(id,
+`<type>`, `<type>List`, `<type>Page` and `<type>Aggregate`, `force: Boolean` on `delete<Type>`, and `restore<Type>(id,
 version)`, which returns the record restored. The resolvers pass them on as REST's `?trashed=` and
 `?force=` (service/core/operations/crud.py, trash.py)."""
 from typing import Any
@@ -20,8 +20,9 @@ def add_fields(resource: Resource, name: str, type_name: str, obj: Any, query: d
     """The soft-delete arguments and `restore<Type>`, when `resource` has soft deletes."""
     if not resource.soft_deletes:
         return
-    for reading in (name, f"{name}List", f"{name}Page"):
-        query[reading].args["trashed"] = GraphQLArgument(TRASHED)
+    for reading in (name, f"{name}List", f"{name}Page", f"{name}Aggregate"):
+        if reading in query:  # an aggregate only where the repository declares group keys or metrics
+            query[reading].args["trashed"] = GraphQLArgument(TRASHED)
     mutation[f"delete{type_name}"].args["force"] = GraphQLArgument(
         GraphQLBoolean, description="Delete for good (policy force_delete, else delete), trashed or not.")
     mutation[f"restore{type_name}"] = GraphQLField(

@@ -1,5 +1,5 @@
 """Thin REST handlers: read the request, build a context, call an operation."""
-from service.core.operations import auth, crud as operations, profile, trash
+from service.core.operations import aggregating, auth, crud as operations, profile, trash
 from service.http.base import JsonHandler, posting
 
 
@@ -15,6 +15,13 @@ class CollectionHandler(JsonHandler):
         collection = self.request.full_url().split("?")[0].removesuffix(self.path_suffix)
         self.set_header("Location", f"{collection}/{body['data']['id']}")
         await self.send_json(body, 201)
+
+
+class AggregateHandler(JsonHandler):
+    """`GET <prefix>/<r>/aggregate`: records counted and summed by group."""
+
+    async def get(self, name: str) -> None:
+        await self.send_json(await aggregating.aggregate(self.app, name, self.context()))
 
 
 class CollectionUploadHandler(JsonHandler):

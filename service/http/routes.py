@@ -8,7 +8,8 @@ from service.http.bulk import BulkDeleteHandler, BulkStoreHandler, BulkUpdateHan
 from service.http.files import FileHandler
 from service.http.tokens import TokenHandler, TokensHandler
 from service.http.handlers import (
-    CollectionHandler, CollectionUploadHandler, LoginHandler, LogoutHandler, ProfileHandler, ProfileUploadHandler,
+    AggregateHandler, CollectionHandler, CollectionUploadHandler, LoginHandler, LogoutHandler, ProfileHandler,
+    ProfileUploadHandler,
     RecordHandler, RecordUploadHandler, RegisterHandler, RestoreHandler,
 )
 
@@ -43,6 +44,7 @@ def rest_routes(app: Restify) -> list[tuple]:
         (f"{prefix}/{{resource}}", CollectionHandler),
         # Before the record route, which would take `upload` for an id.
         (f"{prefix}/{{resource}}/upload", CollectionUploadHandler),
+        (f"{prefix}/{{resource}}/aggregate", AggregateHandler),
         (f"{prefix}/{{resource}}/bulk", BulkStoreHandler),
         (f"{prefix}/{{resource}}/bulk/update", BulkUpdateHandler),
         (f"{prefix}/{{resource}}/bulk/delete", BulkDeleteHandler),

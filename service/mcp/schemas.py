@@ -15,6 +15,7 @@ from service.core.describing.parameters import (
     count_schema, cursor_schema, fields_schema, filter_schema, filtered, force_schema, include_schema,
     per_page_schema, relation_searches, search_schema, sort_schema, trashed_schema,
 )
+from service.core.describing.aggregates import aggregate_schemas
 from service.core.describing.schemas import write_body
 from service.core.kernel.operators import FLAG, Operator, for_type, object_text
 from service.core.reading.filter_objects import FILTER
@@ -60,6 +61,20 @@ def index_schema(resource: Resource, fields: list[Field], settings: Settings) ->
     for field in filtered(fields):
         if field.name != FILTER:  # the filter object's name wins; {"filter": {"filter": {"eq": v}}} still works
             properties[field.name] = filter_schema(field, json_null=True)
+    return _object(properties, [])
+
+
+def aggregate_schema(resource: Resource, fields: list[Field], settings: Settings) -> Schema:
+    """The aggregate tool's: `group`, `metrics`, `sort`, then what chooses the records, as the index's."""
+    properties: dict[str, Schema] = aggregate_schemas(fields)
+    search = search_schema(fields, settings, relation_searches(resource))
+    if search:
+        properties["search"] = search
+    if resource.soft_deletes:
+        properties["trashed"] = trashed_schema()
+    matchable = [f for f in fields if f.is_matchable]
+    if matchable:
+        properties[FILTER] = filter_object_schema(matchable)
     return _object(properties, [])
 
 

@@ -23,7 +23,7 @@ from service.core.declarations.context import Context
 from service.core.declarations.models import Model
 from service.core.kernel.answers import answer
 from service.core.kernel.naming import RESERVED
-from service.core.operations import attaching, crud as operations, profile, tokens, trash
+from service.core.operations import aggregating, attaching, crud as operations, profile, tokens, trash
 from service.core.reading.filter_objects import FILTER, query_text
 from service.mcp import attaching as relation_tools, bulk, extensions, guard, limits
 from service.mcp.tools import ToolRoute, definitions, routes
@@ -137,10 +137,10 @@ async def _run(app: Restify, route: ToolRoute, arguments: dict[str, Any], caller
     name, operation = route.resource, route.operation
     if operation in extensions.OPERATIONS:
         return await extensions.call(app, route, arguments, caller.user, context)
-    if operation == "index":
+    if operation in ("index", "aggregate"):
         given = arguments.pop(FILTER, None)
-        return await operations.index(app, name, context(query_params(arguments),
-                                                         f"{caller.base_url}{prefix}/{name}", given))
+        run = operations.index if operation == "index" else aggregating.aggregate
+        return await run(app, name, context(query_params(arguments), f"{caller.base_url}{prefix}/{name}", given))
     if operation == "profile":
         return await profile.show(app, context(query_params(arguments)))
     if operation == "tokens-list":

@@ -18,6 +18,7 @@ from service.core.declarations.app import Restify
 from service.core.declarations.context import Context
 from service.core.declarations.models import Model
 from service.core.declarations.registry import Resource
+from service.core.describing import AGGREGATE_ANSWER
 from service.core.operations import attaching
 from service.core.reading.serializer import TIMESTAMPS, visible
 from service.mcp import attaching as relation_tools, bulk, extensions, guard, schemas
@@ -67,7 +68,7 @@ def needed(route: ToolRoute) -> str | None:
     """The ability a tool's operation needs of the caller's token (None: the caller's own profile and tokens)."""
     if route.operation == "profile" or route.operation in TOKEN_TOOLS.values():
         return None
-    kind = READ if route.operation in ("index", "show", extensions.GETTER) else \
+    kind = READ if route.operation in ("index", "show", "aggregate", extensions.GETTER) else \
         route.key if route.operation == extensions.ACTION else WRITE
     return ability(route.resource, kind)
 
@@ -122,6 +123,11 @@ def _definition(app: Restify, resource: Resource, route: ToolRoute, context: Con
                   "as cursor until it is null (keep the other arguments). count \"none\" skips the total."
                 + include + " Only records you may see are listed.")
         return _tool(route, f"List {name}", text + " " + _ERRORS, schemas.index_schema(resource, fields, settings))
+    if route.operation == "aggregate":
+        text = (f"Count and sum {name} records by group (GET {prefix}/{name}/aggregate), among those the index "
+                f"tool would list with the same search and filter. Returns {AGGREGATE_ANSWER}.")
+        return _tool(route, f"Aggregate {name}", text + " " + _ERRORS,
+                     schemas.aggregate_schema(resource, fields, settings))
     if route.operation == "show":
         text = (f"One {name} record by id (GET {prefix}/{name}/<id>). Returns " + '{"data": ' + shape + "}."
                 + include + (" Each included list holds at most relatablePerPage (default "

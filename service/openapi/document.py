@@ -6,7 +6,7 @@ from typing import Any
 
 from service.config import Settings
 from service.core.declarations.registry import Registry
-from service.openapi import accounts, actions, bulk, paths, resources, tokens
+from service.openapi import accounts, actions, aggregates, bulk, paths, resources, tokens
 from service.openapi.components import components
 
 OPENAPI_VERSION = "3.1.0"
@@ -56,6 +56,10 @@ def build_document(registry: Registry, settings: Settings) -> dict[str, Any]:
         schemas.update(bulk.schemas(resource, settings))
         path_items.update(paths.repository_paths(resource, settings))
         path_items.update(paths.relation_change_paths(resource, settings))
+        if aggregates.offers(resource):  # aggregations, for repositories that declare group keys or metrics
+            schemas.update(aggregates.schemas(resource))
+            path_items.update(aggregates.paths(resource, settings, paths.TOKEN if settings.requires_user
+                                               else paths.OPTIONAL_TOKEN))
         if actions.has_extensions(resource):  # actions and getters, for repositories that declare any
             schemas.update(actions.schemas(resource))
             path_items.update(actions.paths(resource, settings, paths.TOKEN if settings.requires_user

@@ -7,6 +7,7 @@ from service.core.declarations.context import Context
 from service.core.declarations.description import INT64
 from service.core.declarations.fields import Field
 from service.core.declarations.registry import Resource
+from service.core.describing.aggregates import aggregate_schemas
 from service.core.describing.parameters import (count_schema, cursor_schema, fieldset_lists, fieldset_schema,
                                                 filter_schema, filtered, include_schema, operator_schemas,
                                                 per_page_schema, relation_searches, search_schema, sort_schema,
@@ -72,12 +73,28 @@ def index_parameters(resource: Resource, fields: list[Field], settings: Settings
         parameters.append(_query("search", search))
     parameters.append(_query("sort", sort_schema(fields, sorted(relation_sorts(resource)))))
     parameters += related_parameters(resource, settings)
+    parameters += filter_parameters(fields)
+    parameters += [_query("count", count_schema()), _query("cursor", cursor_schema())]
+    return parameters + trashed_parameters(resource) + fieldset_parameters(resource, settings, "index")
+
+
+def filter_parameters(fields: list[Field]) -> list[Schema]:
+    """`<field>=v` and `<field>[op]=v` of each matchable field (index and aggregate)."""
+    parameters = []
     for field in filtered(fields):
         parameters.append(_query(field.name, filter_schema(field, json_null=False)))
         # `<field>[op]`: one parameter per operator; a deepObject `<field>` would clash with `<field>=v`.
         parameters += [_query(f"{field.name}[{op}]", schema) for op, schema in operator_schemas(field).items()]
-    parameters += [_query("count", count_schema()), _query("cursor", cursor_schema())]
-    return parameters + trashed_parameters(resource) + fieldset_parameters(resource, settings, "index")
+    return parameters
+
+
+def aggregate_parameters(resource: Resource, fields: list[Field], settings: Settings) -> list[Schema]:
+    """`<r>/aggregate`'s: group, metrics and sort, then what chooses the records, as on index."""
+    parameters = [_query(name, schema) for name, schema in aggregate_schemas(fields).items()]
+    search = search_schema(fields, settings, relation_searches(resource))
+    if search:
+        parameters.append(_query("search", search))
+    return parameters + filter_parameters(fields) + trashed_parameters(resource)
 
 
 def show_parameters(resource: Resource, settings: Settings, action: str = "show") -> list[Schema]:

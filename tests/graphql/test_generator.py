@@ -45,7 +45,10 @@ INPUT_MEMBERS = {
              "password_confirmation: String"],
 }
 # The demo's posts declare actions and getters (repositories/post_actions.py); their fields answer JSON.
-EXTENSION_QUERIES = {"Post": ["postGetter(id: ID, key: String!): JSON"]}
+EXTENSION_QUERIES = {"Post": ["postGetter(id: ID, key: String!): JSON",
+                              # aggregations: posts declare group keys and a metric (graphql/aggregating.py)
+                              "postAggregate(filter: PostFilter, group: String, metrics: String, search: String, "
+                              "sort: String): PostAggregation!"]}
 EXTENSION_MUTATIONS = {
     "Post": ["runPostAction(action: String!, all: Boolean, filter: PostFilter, id: ID, ids: [ID!], payload: JSON, "
              "search: String, version: Int): JSON"]}
@@ -114,6 +117,12 @@ def _one_line_each(lines: list[str]) -> list[str]:
         else:
             kept.append(line)
     return kept
+
+
+def block(text: str, header: str) -> str:
+    """The block `header { ... }` of SDL text, with the description above it."""
+    chunks = text.split("\n\n")
+    return next(chunk for chunk in chunks if f"\n{header} {{\n" in f"\n{chunk}")
 
 
 def blocks(text: str) -> list[str]:
@@ -220,12 +229,14 @@ ACCOUNT_MUTATIONS = ["createToken(abilities: [String!], expires_in: Int, name: S
 
 def test_schema_has_one_object_type_and_one_input_type_per_repository_and_the_root_types(registry):
     assert blocks(sdl(registry)) == [
-        "type AccessToken", "input BooleanFilter", "enum ChangeOperation", "type Comment", "input CommentBulkUpdate",
+        "type AccessToken", "type AggregateMeta", "input BooleanFilter", "enum ChangeOperation", "type Comment",
+        "input CommentBulkUpdate",
         "type CommentChange", "input CommentFilter", "input CommentInput", "type CommentPage", "enum Count",
         "input LongFilter", "type Mutation", "type NewAccessToken", "type PageMeta",
-        "type Post", "input PostBulkUpdate", "type PostChange", "input PostFilter", "input PostInput", "type PostPage",
-        "type Query", "input StringFilter", "type Subscription", "type Tag", "input TagBulkUpdate", "type TagChange",
-        "input TagInput", "type TagPage", "enum Trashed", "type User", "input UserBulkUpdate", "type UserChange",
+        "type Post", "type PostAggregation", "input PostBulkUpdate", "type PostChange", "input PostFilter",
+        "type PostGroup", "type PostGroupKey", "input PostInput", "type PostPage", "type Query", "input StringFilter",
+        "type Subscription", "type Tag", "input TagBulkUpdate", "type TagChange", "input TagInput", "type TagPage",
+        "enum Trashed", "type User", "input UserBulkUpdate", "type UserChange",
         "input UserInput", "type UserPage"]
 
 
@@ -350,7 +361,9 @@ def test_type_mapping_to_an_unknown_scalar_is_a_declaration_error(registry):
 def test_include_keeps_only_the_named_repositories_and_drops_relations_to_the_others(registry):
     change = "type {0}Change {{\n  id: ID!\n  operation: ChangeOperation!\n  record: {0}\n}}"
     page = "type {0}Page {{\n  data: [{0}!]!\n  meta: PageMeta!\n}}"
+    whole = sdl(registry)  # the aggregation's types, as the checked-in schema has them
     assert sdl(registry, repositories={"include": ["posts", "tags"]}) == "\n\n".join([
+        block(whole, "type AggregateMeta"),
         BOOLEAN_FILTER_SDL,
         "enum ChangeOperation {\n  CREATED\n  DELETED\n  UPDATED\n}",
         COUNT_SDL,
@@ -362,10 +375,13 @@ def test_include_keeps_only_the_named_repositories_and_drops_relations_to_the_ot
         PAGE_META_SDL,
         "type Post {\n" + "".join(f"  {m}\n" for m in sorted(SCALAR_MEMBERS["Post"]
                                                                + ["tags(first: Int = 15): [Tag!]!"])) + "}",
+        block(whole, "type PostAggregation"),
         "input PostBulkUpdate {\n" + "".join(f"  {m}\n" for m in bulk_update_members("Post")) + "}",
         change.format("Post"),
         '"""\nFilters on Post records, combined with AND: one operator object per field.\n"""\n'
         "input PostFilter {\n  published: BooleanFilter\n  user_id: StringFilter\n  views: LongFilter\n}",
+        block(whole, "type PostGroup"),
+        block(whole, "type PostGroupKey"),
         "input PostInput {\n" + "".join(f"  {m}\n" for m in INPUT_MEMBERS["Post"]) + "}",
         page.format("Post"),
         "type Query {\n" + "".join(f"  {m}\n" for m in sorted(queries_of("Post") + queries_of("Tag"))) + "}",
@@ -382,9 +398,10 @@ def test_include_keeps_only_the_named_repositories_and_drops_relations_to_the_ot
 def test_exclude_removes_a_repository_and_every_relation_to_it(registry):
     text = sdl(registry, repositories={"exclude": ["users"]})
     assert [b for b in blocks(text) if "Change" not in b and "Filter" not in b and "Subscription" not in b] == [
-        "type Comment", "input CommentBulkUpdate", "input CommentInput", "type CommentPage", "enum Count",
-        "type Mutation", "type PageMeta", "type Post", "input PostBulkUpdate", "input PostInput", "type PostPage",
-        "type Query", "type Tag", "input TagBulkUpdate", "input TagInput", "type TagPage", "enum Trashed"]
+        "type AggregateMeta", "type Comment", "input CommentBulkUpdate", "input CommentInput", "type CommentPage",
+        "enum Count", "type Mutation", "type PageMeta", "type Post", "type PostAggregation", "input PostBulkUpdate",
+        "type PostGroup", "type PostGroupKey", "input PostInput", "type PostPage", "type Query", "type Tag",
+        "input TagBulkUpdate", "input TagInput", "type TagPage", "enum Trashed"]
     assert "userChanged" not in text and "UserChange" not in text
     assert members(text, "type", "Comment") == sorted(SCALAR_MEMBERS["Comment"] + ["post: Post"])
     assert members(text, "type", "Post") == sorted(SCALAR_MEMBERS["Post"] + ["comments(first: Int = 15): [Comment!]!",

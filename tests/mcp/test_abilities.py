@@ -11,7 +11,8 @@ ACCOUNT_TOOLS = ["tokens-list-tool", "tokens-revoke-tool", "users-profile-tool"]
 async def test_a_read_token_is_offered_only_the_read_tools_of_posts(connect, api, ann):
     reader = await token_for(api, ann, "posts:read")
     assert sorted(await tools_of(connect, reader)) == sorted(
-        ["posts-index-tool", "posts-show-tool", "posts-post-stats-getter-tool", *ACCOUNT_TOOLS])
+        ["posts-aggregate-tool", "posts-index-tool", "posts-show-tool", "posts-post-stats-getter-tool",
+         *ACCOUNT_TOOLS])
     publisher = await token_for(api, ann, "posts:publish-posts", "tags:write")
     assert sorted(await tools_of(connect, publisher)) == sorted(
         ["posts-publish-posts-action-tool", "tags-index-tool", "tags-show-tool", "tags-store-tool", *ACCOUNT_TOOLS])

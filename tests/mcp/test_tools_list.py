@@ -14,7 +14,7 @@ from tests.conftest import ROOT
 DEMO_TOOLS = [
     "comments-delete-tool", "comments-index-tool", "comments-restore-tool", "comments-show-tool", "comments-store-tool",
     "comments-update-tool",
-    "posts-attach-tool", "posts-bulk-store-tool", "posts-delete-tool", "posts-detach-tool", "posts-index-tool",
+    "posts-aggregate-tool", "posts-attach-tool", "posts-bulk-store-tool", "posts-delete-tool", "posts-detach-tool", "posts-index-tool",
     "posts-post-stats-getter-tool", "posts-publish-posts-action-tool", "posts-show-tool", "posts-store-tool",
     "posts-sync-tool", "posts-update-tool",
     "tags-index-tool", "tags-show-tool", "tags-store-tool",

@@ -61,7 +61,8 @@ def test_every_route_is_described(document):
         f"{PREFIX}/comments/{{id}}/restore",  # the demo's comments have soft deletes
     } | {f"{PREFIX}/posts/{{id}}/{operation}/tags" for operation in ("attach", "detach", "sync")} | {
         f"{PREFIX}/posts/{path}" for path in (  # the demo's posts declare actions and getters
-            "actions", "{id}/actions", "getters", "getters/run/{key}", "{id}/getters", "{id}/getters/{key}")}
+            "actions", "{id}/actions", "getters", "getters/run/{key}", "{id}/getters", "{id}/getters/{key}",
+            "aggregate")}  # and group keys and a metric
     assert set(document["paths"][f"{PREFIX}/posts"]) == {"get", "post"}
     assert set(document["paths"][f"{PREFIX}/posts/{{id}}"]) == {"parameters", "get", "put", "patch", "post", "delete"}
     assert set(document["paths"][f"{PREFIX}/posts/upload"]) == {"post"}
@@ -71,8 +72,8 @@ def test_every_route_is_described(document):
     assert set(document["paths"][f"{PREFIX}/profile/upload"]) == {"post"}
     operation_ids = [op["operationId"] for item in document["paths"].values() for key, op in item.items()
                      if key != "parameters"]
-    # 4 bulk each; 3 for the user's tokens; 4 for accounts by mail; a restore
-    assert len(operation_ids) == len(set(operation_ids)) == 4 * 7 + 4 * 4 + 2 * 2 + 4 + 3 + 1 + 1 + 3 + 8 + 3 + 4 + 1
+    # 4 bulk each; 3 for the user's tokens; 4 for accounts by mail; a restore; the posts' aggregate
+    assert len(operation_ids) == len(set(operation_ids)) == 4 * 7 + 4 * 4 + 2 * 2 + 4 + 3 + 1 + 1 + 3 + 8 + 3 + 4 + 1 + 1
 
 
 def test_every_operation_has_one_request_media_type(document):

@@ -54,7 +54,8 @@ def hidden_on(field: Field, context: Context) -> bool:
         return True
     if describing(context):
         return False
-    return ("index" in field.hidden_actions and context.action == "index") or \
+    # An aggregation reads lists of records: what lists leave out, it does too.
+    return ("index" in field.hidden_actions and context.action in ("index", "aggregate")) or \
         ("show" in field.hidden_actions and context.action in _SINGLE)
 
 
@@ -73,6 +74,7 @@ def _seen(field: Field, context: Context, model: "type[Model]") -> Field:
         view.shown_for = lambda document: asks(rule, field.name, user, model(document))
     if view.is_hidden or view.is_private:
         view.is_matchable = view.is_sortable = view.is_searchable = False
+        view.is_groupable = view.is_aggregatable = False
     return view
 
 

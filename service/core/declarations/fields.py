@@ -5,10 +5,10 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
+from service.core.declarations.field_policy import ByPolicy
 from service.core.kernel import DeclarationError
 
 _NO_DEFAULT = object()
-DOORS = ("rest", "graphql", "mcp")
 
 
 def _split(rules: tuple[str | list[str], ...]) -> list[str]:
@@ -27,7 +27,7 @@ def _declared_at() -> tuple[str, int] | None:
     return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
 
 
-class Field:
+class Field(ByPolicy):
     def __init__(self, name: str) -> None:
         self.name = name
         self.declared_at = _declared_at()
@@ -41,6 +41,8 @@ class Field:
         self.is_searchable = False
         self.is_sortable = False
         self.is_matchable = False
+        self.is_groupable = False     # a group key of aggregations (`service.core.reading.grouping`)
+        self.is_aggregatable = False  # summed, averaged, its least and greatest in aggregations
         self.is_readonly = False
         self.is_hidden = False
         self.value_callback: Callable[[Any], Any] | None = None
@@ -144,20 +146,29 @@ class Field:
         return self
 
     # -- exposure -----------------------------------------------------------
-    def searchable(self) -> "Field":
-        self.is_searchable = True
+    def _exposed(self, flag: str) -> "Field":
+        """Sets `flag`, which lets requests ask about the field's values (refused on a hidden one)."""
+        setattr(self, flag, True)
         self.check_hidden()
         return self
+
+    def searchable(self) -> "Field":
+        return self._exposed("is_searchable")
 
     def sortable(self) -> "Field":
-        self.is_sortable = True
-        self.check_hidden()
-        return self
+        return self._exposed("is_sortable")
 
     def matchable(self) -> "Field":
-        self.is_matchable = True
-        self.check_hidden()
-        return self
+        return self._exposed("is_matchable")
+
+    def groupable(self) -> "Field":
+        """Records may be counted and summed by its values (`<r>/aggregate?group=<name>`; a date by
+        `day`, `week`, `month` or `year`)."""
+        return self._exposed("is_groupable")
+
+    def aggregatable(self) -> "Field":
+        """A number aggregations may sum, average and take the least and greatest of (`metrics=sum:<name>`)."""
+        return self._exposed("is_aggregatable")
 
     def readonly(self) -> "Field":
         self.is_readonly = True
@@ -192,56 +203,13 @@ class Field:
     def is_computed(self) -> bool:
         return self.compute is not None or self.compute_many is not None
 
-    # -- by policy ----------------------------------------------------------
-    def can_see(self, rule: Callable[[Any, Any], Any]) -> "Field":
-        """Shown in a record's answer only when `rule(user, record)` is true. `record` is None when
-        the question is about the field itself (filters, sorts, search, fieldsets): a user for whom
-        that is false may not name the field at all."""
-        self.see_rule = rule
-        return self
-
-    def can_store(self, rule: Callable[[Any, Any], Any]) -> "Field":
-        """A body may set it on store only when `rule(user, None)` is true; else 403 naming it."""
-        self.store_rule = rule
-        return self
-
-    def can_update(self, rule: Callable[[Any, Any], Any]) -> "Field":
-        """A body may set it on update only when `rule(user, record)` is true; else 403 naming it."""
-        self.update_rule = rule
-        return self
-
-    def hide_on_index(self) -> "Field":
-        """Left out of lists (index, and the relations loaded with them)."""
-        self.hidden_actions |= {"index"}
-        return self
-
-    def hide_on_show(self) -> "Field":
-        """Left out of single records (show, and the answers of store and update)."""
-        self.hidden_actions |= {"show"}
-        return self
-
-    def hide_from(self, *doors: str) -> "Field":
-        """Left out of the answers and descriptions of these doors: "rest", "graphql", "mcp"."""
-        unknown = [door for door in doors if door not in DOORS]
-        if unknown:
-            error = DeclarationError(f"field {self.name!r}: hide_from({unknown[0]!r}) names no door; "
-                                     f"use {', '.join(map(repr, DOORS))}")
-            error.location = self.declared_at
-            raise error
-        self.hidden_doors |= set(doors)
-        return self
-
-    @property
-    def by_policy(self) -> bool:
-        """Whether who reads the field decides if it is shown (`can_see`, `hide_on_*`, `hide_from`)."""
-        return self.see_rule is not None or bool(self.hidden_actions or self.hidden_doors)
-
     def check_hidden(self) -> None:
         """A hidden field answers no question about its values: a filter on it tells who has a value,
         and a sort on it orders records by it (and puts it in the cursors of the pages). So hidden
         (password fields included) excludes matchable, sortable and searchable, in any order."""
         exposed = [name for name, on in (("matchable", self.is_matchable), ("sortable", self.is_sortable),
-                                          ("searchable", self.is_searchable)) if on]
+                                          ("searchable", self.is_searchable), ("groupable", self.is_groupable),
+                                          ("aggregatable", self.is_aggregatable)) if on]
         if self.is_hidden and exposed:
             error = DeclarationError(f"field {self.name!r} is hidden, so it cannot be {' or '.join(exposed)}: "
                                      "filters, sort orders and search would reveal its values")

@@ -126,6 +126,8 @@ def _field_indexes(plan: Plan, resource: Resource) -> None:
         for flag, reason in ((item.is_matchable, "matchable"), (item.is_sortable, "sortable")):
             if flag:
                 plan.add(resource.collection, ((item.name, 1), ("id", 1)), reason)
+        if item.is_groupable:  # an aggregation's $group reads its key in the index's order
+            plan.add(resource.collection, ((item.name, 1),), "groupable")
 
 
 def _relation_indexes(plan: Plan, resource: Resource) -> None:

@@ -12,7 +12,7 @@ from service.core.declarations.relations import Related
 from service.core.kernel import DeclarationError
 
 MCP_OPERATIONS = ("index", "show", "store", "update", "delete", "profile", "bulk-store", "bulk-update", "bulk-delete",
-                  "attach", "detach", "sync", "actions", "getters")
+                  "attach", "detach", "sync", "actions", "getters", "aggregate")
 WAYS = ("the @model(...) decorator", "a `model = ...` class property (class or dotted path)",
         "naming it after the model (PostRepository -> Post in the models module)")
 

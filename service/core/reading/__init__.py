@@ -8,6 +8,8 @@ from service.core.reading.computed import ComputeContext, computed_fields, fill
 from service.core.reading.cursors import Page, cursor_binding, cursor_key, read_cursor_page
 from service.core.reading.fieldsets import Fieldsets, apply_fieldsets, parse_fieldsets, selectable
 from service.core.reading.filter_objects import FILTER, as_parameters, index_query, query_text
+from service.core.reading.grouping import (AGGREGATE_PARAMETERS, Aggregation, aggregatable, aggregation_answer,
+                                         declares_aggregations, group_keys, parse_aggregation)
 from service.core.reading.loading import load_related, require_readable, with_eager
 from service.core.reading.planning import refuse_before_reading
 from service.core.reading.presenting import asked_relations, serialize, with_relations
@@ -17,6 +19,8 @@ from service.core.reading.through import read_through_page, relation_key, search
 from service.core.reading.visibility import Visible, forced, trashed_asked, visibility_of
 
 __all__ = [
+    "AGGREGATE_PARAMETERS", "Aggregation", "aggregatable", "aggregation_answer", "declares_aggregations",
+    "group_keys", "parse_aggregation",
     "ComputeContext", "FILTER", "Fieldsets", "IndexQuery", "Page", "RelationTree", "Visible", "apply_fieldsets",
     "as_parameters", "asked_relations", "computed_fields", "cursor_binding", "cursor_key", "fill", "forced",
     "index_query", "iso", "load_related", "max_related_depth", "parse_fieldsets", "query_text", "read_cursor_page",
