@@ -265,3 +265,16 @@ async def test_no_total_is_kept_when_the_setting_says_none_nor_for_a_plain_query
     for _ in range(2):
         assert (await api.get(f"{POSTS}?views=0", token=ann["token"])).json["meta"]["total"] == 1
     assert counts_sent(commands) == 2
+
+
+@pytest.mark.parametrize("query, reason", [
+    ("group=user_id,published", "an aggregation by several keys"),
+    ("group=created_at:week", "an aggregation by week"),
+    ("group=user_id&search=x", "a search through related records"),
+])
+async def test_an_expensive_aggregation_takes_a_turn(api, restify, ann, query, reason):
+    async with admission(restify).turn(f"user:{ann['id']}", 10, "held"):
+        busy(await api.get(f"{POSTS}/aggregate?{query}", token=ann["token"]), own_turn(reason))
+        # one key, or a date by day, month or year, is a plain aggregation
+        for plain in ("group=user_id", "group=created_at:month&metrics=count,sum:views"):
+            assert (await api.get(f"{POSTS}/aggregate?{plain}", token=ann["token"])).status == 200

@@ -29,7 +29,8 @@ async def aggregate(app: Restify, name: str, context: Context) -> dict[str, Any]
     query = index_query(resource, fields, context, app.settings, params)
     seen = visibility_of(app, resource, context.user, trashed_asked(context.params))
     await app.ready()
-    async with taking_turns(app, resource, fields, query, context):  # a relation search takes turns here too
+    # an expensive filter, search or grouping takes turns, as an expensive index does
+    async with taking_turns(app, resource, fields, query, context, plan.expense):
         where = await index_filter(app, resource, fields, query, context, seen)
         rows = await app.collection(resource).group(where, plan.keys, plan.metrics, plan.most)
     return aggregation_answer(plan, rows)

@@ -223,11 +223,12 @@ def share(app: "Restify") -> float:
 
 @asynccontextmanager
 async def taking_turns(app: "Restify", resource: "Resource", fields: list[Field], query: IndexQuery,
-                       context: Context) -> AsyncIterator[float]:
+                       context: Context, also: str | None = None) -> AsyncIterator[float]:
     """Runs the block in a turn when `query` is expensive (Busy when none is free), else at once. Gives
     the seconds the query's count may be kept (`query.expensive_count_seconds`; 0 for a plain query,
-    whose count is cheap): paging through a search asks the same count on every page."""
-    reason = expense(resource, fields, query)
+    whose count is cheap): paging through a search asks the same count on every page. `also`: a reason
+    the caller knows of besides the query's own (an aggregation's shape)."""
+    reason = expense(resource, fields, query) or also
     if reason is None:
         yield 0.0
         return

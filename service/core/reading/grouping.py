@@ -27,6 +27,16 @@ class Aggregation:
     sort: list[tuple[str, int]] = field(default_factory=list)  # (a metric's label or `group.<key>`, direction)
     most: int = 1000
 
+    @property
+    def expense(self) -> str | None:
+        """Why this aggregation is an expensive query, or None: on the embedded server a group of several
+        keys (one joined text per record) or by week (read by day, folded) takes seconds at 100,000."""
+        if len(self.keys) > 1:
+            return "an aggregation by several keys"
+        if any(key.unit == "week" for key in self.keys):
+            return "an aggregation by week"
+        return None
+
 
 def _refuse(parameter: str, message: str) -> BadRequest:
     return BadRequest(message, {parameter: [message]})
