@@ -19,7 +19,12 @@ _SCALARS = (str, int, float, bool, type(None), datetime)
 # refused before a query is built.
 MONGO = {"ne": "$ne", "gt": "$gt", "gte": "$gte", "lt": "$lt", "lte": "$lte", "in": "$in", "nin": "$nin"}
 LISTS = frozenset({"in", "nin"})
+ORDERINGS = frozenset({"gt", "gte", "lt", "lte"})
 OPERATIONS = frozenset({*MONGO, "null"})
+# Compounds join conditions: ("", "any", (branch, ...)) is `$or` of the branches (each a tuple of
+# conditions, ANDed), ("", "not", branch) is `$nor` of one branch (MongoDB has no top-level `$not`; `$nor`
+# also matches records that lack the fields, as the matcher's "not" does).
+ANY, NOT = "any", "not"
 # (field, operation, value): value is a scalar, a tuple of scalars for in/nin, a bool for null.
 Condition = tuple[str, str, Any]
 # The sort a page is read in, and the sort values of the record it starts after.
@@ -232,7 +237,30 @@ def _present(name: str) -> dict[str, Any]:
     return {name: {"$exists": True, "$nin": [None]}}
 
 
-def _condition(name: str, operation: str, value: Any) -> dict[str, Any]:
+def _branch(conditions: tuple[Condition, ...], negated: bool = False) -> dict[str, Any]:
+    """One branch of a compound: its conditions ANDed ({} for none: every record). `negated`: it goes
+    inside `$nor`, where an ordering also says "present" (below)."""
+    clauses = [clause for clause in (_condition(*condition, negated=negated) for condition in conditions) if clause]
+    if not clauses:
+        return {}
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def _compound(operation: str, value: Any, negated: bool) -> dict[str, Any]:
+    if operation == NOT:
+        branch = _branch(value, negated=True)
+        return _NOTHING if not branch else {"$nor": [branch]}
+    branches = [_branch(branch, negated) for branch in value]
+    if not branches:
+        return _NOTHING
+    if any(not branch for branch in branches):
+        return _EVERYTHING  # an empty branch admits every record
+    return branches[0] if len(branches) == 1 else {"$or": branches}
+
+
+def _condition(name: str, operation: str, value: Any, negated: bool = False) -> dict[str, Any]:
+    if operation in (ANY, NOT):
+        return _compound(operation, value, negated)
     if operation not in OPERATIONS:
         raise ValueError(f"unknown filter operation {operation!r}")
     if operation == "null":
@@ -251,6 +279,10 @@ def _condition(name: str, operation: str, value: Any) -> dict[str, Any]:
     if value is None:
         # Ordering against null matches nothing on MongoDB; "not null" is the one useful reading.
         return _present(key) if operation == "ne" else _NOTHING
+    if negated and operation in ORDERINGS:
+        # The same records on MongoDB (an ordering never matches a missing or null value); the embedded
+        # server tests a date's ordering in SQL, where a missing date makes `$nor` drop the record.
+        return {key: {**_present(key)[key], MONGO[operation]: stored}}
     return {key: {MONGO[operation]: stored}}
 
 
