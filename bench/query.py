@@ -1,5 +1,5 @@
 """The query-language benchmark: 100,000 posts, filters, search, deep pages by number and by
-cursor, and GraphQL lists, each against the bare app doing the same database work.
+cursor, an `any` filter, and GraphQL lists, each against the bare app doing the same database work.
 
     python -m bench.query [--posts 100000] [--connections 16] [--duration 5] [--rounds 2]
                           [--processes 1] [--client auto|wrk|python] [--only NAME]
@@ -43,6 +43,7 @@ REST_FILTERED = "filter views[gte]=100"
 GRAPHQL_LIST = "graphql postList(first: 15)"
 GRAPHQL_FILTERED = "graphql postList filter views>=100"
 FILTER_UNCOUNTED = "filter views[between]+user_id[in] count=none"
+ANY = "filter any[views between, user_id in] count=none"
 SORTED_PAGE_1 = "sort=-views page 1"
 SORTED_CURSOR = f"sort=-views cursor at page {DEEP_PAGE:,}"
 # Cases the embedded server answers by reading many documents in Python (the count of the range + in
@@ -94,6 +95,8 @@ def _requests(users: list[str], port: int) -> dict[str, tuple[str, str, bytes, d
         PAGE_1: _get(perPage=PER_PAGE),
         FILTER: _get(perPage=PER_PAGE, **ranged),
         FILTER_UNCOUNTED: _get(perPage=PER_PAGE, **ranged, count="none"),
+        ANY: _get(perPage=PER_PAGE, count="none", filter=json.dumps(
+            {"any": [{"views": {"between": [100, 500]}}, {"user_id": {"in": users}}]}, separators=(",", ":"))),
         SEARCH: _get(perPage=PER_PAGE, search=SEARCH_WORD),
         SEARCH_UNCOUNTED: _get(perPage=PER_PAGE, search=SEARCH_WORD, count="none"),
         DEEP: _get(page=DEEP_PAGE, perPage=PER_PAGE),
@@ -110,7 +113,7 @@ def _requests(users: list[str], port: int) -> dict[str, tuple[str, str, bytes, d
 def _cases(requests: dict, filtered_graphql: bool) -> list[Case]:
     """Service against bare: (name, method, path, body, headers, bare request or None), as in bench.run.
     Bare answers a GraphQL case with the REST request doing the same database work."""
-    names = [PAGE_1, FILTER, FILTER_UNCOUNTED, SEARCH, SEARCH_UNCOUNTED, DEEP, CURSOR, SORTED_PAGE_1, SORTED_CURSOR,
+    names = [PAGE_1, FILTER, FILTER_UNCOUNTED, ANY, SEARCH, SEARCH_UNCOUNTED, DEEP, CURSOR, SORTED_PAGE_1, SORTED_CURSOR,
              REST_FILTERED, GRAPHQL_LIST]
     cases: list[Case] = [(name, *requests[name], None) for name in names if not name.startswith("graphql")]
     cases.append((GRAPHQL_LIST, *requests[GRAPHQL_LIST], requests[PAGE_1]))

@@ -243,7 +243,8 @@ def _branch(conditions: tuple[Condition, ...], negated: bool = False) -> dict[st
     clauses = [clause for clause in (_condition(*condition, negated=negated) for condition in conditions) if clause]
     if not clauses:
         return {}
-    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+    merged = _merged(clauses)  # one document where it can be: `{"v": {"$gte": 1, "$lte": 5}}`
+    return merged if merged is not None else {"$and": clauses}
 
 
 def _compound(operation: str, value: Any, negated: bool) -> dict[str, Any]:
