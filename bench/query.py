@@ -113,8 +113,8 @@ def _requests(users: list[str], port: int) -> dict[str, tuple[str, str, bytes, d
 def _cases(requests: dict, filtered_graphql: bool) -> list[Case]:
     """Service against bare: (name, method, path, body, headers, bare request or None), as in bench.run.
     Bare answers a GraphQL case with the REST request doing the same database work."""
-    names = [PAGE_1, FILTER, FILTER_UNCOUNTED, ANY, SEARCH, SEARCH_UNCOUNTED, DEEP, CURSOR, SORTED_PAGE_1, SORTED_CURSOR,
-             REST_FILTERED, GRAPHQL_LIST]
+    names = [PAGE_1, FILTER, FILTER_UNCOUNTED, ANY, SEARCH, SEARCH_UNCOUNTED, DEEP, CURSOR, SORTED_PAGE_1,
+             SORTED_CURSOR, REST_FILTERED, GRAPHQL_LIST]
     cases: list[Case] = [(name, *requests[name], None) for name in names if not name.startswith("graphql")]
     cases.append((GRAPHQL_LIST, *requests[GRAPHQL_LIST], requests[PAGE_1]))
     if filtered_graphql:
