@@ -98,7 +98,19 @@ def _where(handler: RequestHandler) -> dict[str, Any]:
     search = handler.get_argument("search", "").strip()
     if search:
         where["title"] = {"$regex": "(?i)" + re.escape(search)}
+    joined = handler.get_argument("filter", None)
+    if joined:  # {"any": [{"<field>": {"between"|"gte"|"in": v}}, ...]}: one $or, inside $and, as storage sends it
+        branches = [{name: _operators(operations) for name, operations in branch.items()}
+                    for branch in json.loads(joined)["any"]]
+        return {"$and": [*([where] if where else []), {"$or": branches}]}
     return where
+
+
+def _operators(operations: dict[str, Any]) -> dict[str, Any]:
+    if "between" in operations:
+        low, high = operations["between"]
+        return {"$gte": low, "$lte": high}
+    return {f"${name}": value for name, value in operations.items()}
 
 
 def _cursor_values(token: str) -> list[Any]:

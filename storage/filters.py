@@ -7,21 +7,14 @@ the embedded server and MongoDB.
 """
 import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Any
 
+from storage.clauses import (LISTS, MONGO, NOTHING, OPERATIONS, Condition, check_scalar,
+                             condition_clause, merged_clauses, present, stored_value)
 from storage.ids import to_object_id
 
-_SCALARS = (str, int, float, bool, type(None), datetime)
-# The operations a Condition may name, and the MongoDB operator each compiles to: the one mapping (the
-# service's operator table names these operations, and tests hold the two together). `in` and `nin`
-# take a list; `null` (true: missing or null; false: present) has a shape of its own. Anything else is
-# refused before a query is built.
-MONGO = {"ne": "$ne", "gt": "$gt", "gte": "$gte", "lt": "$lt", "lte": "$lte", "in": "$in", "nin": "$nin"}
-LISTS = frozenset({"in", "nin"})
-OPERATIONS = frozenset({*MONGO, "null"})
-# (field, operation, value): value is a scalar, a tuple of scalars for in/nin, a bool for null.
-Condition = tuple[str, str, Any]
+__all__ = ["Condition", "Filter", "Keyset", "LISTS", "MONGO", "OPERATIONS", "settled", "substring_test"]
+
 # The sort a page is read in, and the sort values of the record it starts after.
 Keyset = tuple[tuple[tuple[str, int], ...], tuple[Any, ...]]
 
@@ -67,14 +60,14 @@ class Filter:
             test = (substring_test(self.search_text) if substrings else None) or \
                 {"$regex": "(?i)" + re.escape(self.search_text)}
             branches = [{name: test} for name in self.search_fields]
-            branches += [_condition(name, "in", values) for name, values in self.search_within if values]
+            branches += [condition_clause(name, "in", values) for name, values in self.search_within if values]
             if not branches:
                 return None  # only related fields are searched, and no related record matches
             clauses.append(branches[0] if len(branches) == 1 else {"$or": branches})
         if self.within is not None:
             name, values = self.within
             for value in values:
-                _check_scalar(name, value)
+                check_scalar(name, value)
             if name == "id":
                 ids = [oid for oid in (to_object_id(v) for v in values) if oid is not None]
                 clauses.append({"_id": {"$in": ids}})
@@ -82,15 +75,15 @@ class Filter:
                 clauses.append({name: {"$in": list(values)}})
         for bound, operator in ((self.since, "$gte"), (self.before, "$lt")):
             if bound is not None:
-                _check_scalar(bound[0], bound[1])
+                check_scalar(bound[0], bound[1])
                 clauses.append({bound[0]: {operator: bound[1]}})
         for condition in self.conditions:
-            clauses.append(_condition(*condition))
+            clauses.append(condition_clause(*condition))
         if self.after is not None:
             clauses.append(_keyset(*self.after))
         if not clauses:
             return {}
-        merged = _merged(clauses)
+        merged = merged_clauses(clauses)
         return merged if merged is not None else {"$and": clauses}
 
 
@@ -137,33 +130,11 @@ def _admitted(where: Filter, name: str) -> tuple[Any, ...] | None:
                  if field_ == name and operation == "in"), None)
 
 
-def _merged(clauses: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The clauses as one document when no two of them say different things about one key (the
-    operators of one field join: `{"v": {"$gte": 1, "$lt": 8}}`); None otherwise. The same query on
-    MongoDB, and the embedded server runs a plain document in SQL where any `$and` is read in Python.
-    A `$or` stays inside `$and`: beside other keys, the embedded server's `$match` ignores it."""
-    merged: dict[str, Any] = {}
-    for clause in clauses:
-        for key, value in clause.items():
-            if key.startswith("$"):
-                return None
-            if key not in merged:
-                merged[key] = value
-                continue
-            old = merged[key]
-            operators = isinstance(old, dict) and isinstance(value, dict) \
-                and all(k.startswith("$") for k in (*old, *value)) and not set(old) & set(value)
-            if not operators:
-                return None
-            merged[key] = {**old, **value}
-    return merged
-
-
 def _exact(values: dict[str, Any]) -> list[dict[str, Any]] | None:
     """One clause per exact value, or None when one of them can match nothing (a malformed id)."""
     clauses: list[dict[str, Any]] = []
     for name, value in sorted(values.items()):
-        _check_scalar(name, value)
+        check_scalar(name, value)
         if name == "id":
             oid = to_object_id(value) if isinstance(value, str) else None
             if oid is None:
@@ -186,7 +157,7 @@ def _rule(values: dict[str, Any]) -> list[dict[str, Any]] | None:
     for name, operations in sorted((n, v) for n, v in values.items() if isinstance(v, dict)):
         for operation, value in sorted(operations.items()):
             if operation != "eq":
-                clauses.append(_condition(name, operation, value))
+                clauses.append(condition_clause(name, operation, value))
                 continue
             exact = _exact({name: value})
             if exact is None:
@@ -209,60 +180,15 @@ def _alternatives(alternatives: tuple[dict[str, Any], ...]) -> list[dict[str, An
     return [branches[0]] if len(branches) == 1 else [{"$or": branches}]
 
 
-def _check_scalar(name: str, value: Any) -> None:
-    # Defence in depth: a dict here would be an operator smuggled past validation.
-    if not isinstance(value, _SCALARS):
-        raise TypeError(f"filter value for {name!r} must be a scalar, got {type(value).__name__}")
-
-
-def _stored(name: str, value: Any) -> tuple[str, Any]:
-    """The stored name and value of a compared field: `id` is `_id`, an ObjectId (None if malformed)."""
-    _check_scalar(name, value)
-    if name == "id":
-        return "_id", to_object_id(value) if isinstance(value, str) else None
-    return name, value
-
-
-_NOTHING: dict[str, Any] = {"_id": {"$in": []}}
-_EVERYTHING: dict[str, Any] = {}
-
-
-def _present(name: str) -> dict[str, Any]:
-    # `$ne: null` also matches missing fields on the embedded server: $exists with $nin is alike everywhere.
-    return {name: {"$exists": True, "$nin": [None]}}
-
-
-def _condition(name: str, operation: str, value: Any) -> dict[str, Any]:
-    if operation not in OPERATIONS:
-        raise ValueError(f"unknown filter operation {operation!r}")
-    if operation == "null":
-        key = "_id" if name == "id" else name
-        return {key: {"$in": [None]}} if value else _present(key)
-    if operation in LISTS:
-        if not isinstance(value, (tuple, list)):
-            raise TypeError(f"filter value for {name!r} {operation} must be a list, got {type(value).__name__}")
-        pairs = [_stored(name, item) for item in value]
-        key = "_id" if name == "id" else name
-        items = [item for _, item in pairs if not (name == "id" and item is None)]
-        return {key: {MONGO[operation]: items}}
-    key, stored = _stored(name, value)
-    if name == "id" and stored is None:  # a malformed id is no record: != matches all, the rest none
-        return _EVERYTHING if operation == "ne" else _NOTHING
-    if value is None:
-        # Ordering against null matches nothing on MongoDB; "not null" is the one useful reading.
-        return _present(key) if operation == "ne" else _NOTHING
-    return {key: {MONGO[operation]: stored}}
-
-
 def _keyset(sort: tuple[tuple[str, int], ...], values: tuple[Any, ...]) -> dict[str, Any]:
     """Records after `values` in `sort`: (a > va) or (a = va and b > vb) or ... Null or missing
     values sort first, as MongoDB orders them."""
     branches = []
     equal: list[dict[str, Any]] = []
     for (name, direction), value in zip(sort, values, strict=True):
-        key, stored = _stored(name, value)
+        key, stored = stored_value(name, value)
         if value is None:
-            beyond = _present(key) if direction == 1 else None  # nothing sorts below null
+            beyond = present(key) if direction == 1 else None  # nothing sorts below null
             same = {key: {"$in": [None]}}
         else:
             beyond = {key: {"$gt" if direction == 1 else "$lt": stored}}
@@ -273,5 +199,5 @@ def _keyset(sort: tuple[tuple[str, int], ...], values: tuple[Any, ...]) -> dict[
             branches.append({"$and": [*equal, beyond]} if equal else beyond)
         equal.append(same)
     if not branches:
-        return _NOTHING
+        return NOTHING
     return branches[0] if len(branches) == 1 else {"$or": branches}

@@ -6,7 +6,8 @@ scalar: `IntFilter { eq ne gt gte lt lte in nin between isNull }`, `LongFilter`,
 `StringFilter { eq ne in nin isNull }`, `BooleanFilter { eq ne isNull }`, `IDFilter`; a date field
 (its values are ISO texts) gets `DateFilter`, with every operator on its scalar. The operators are
 those of the field's one description, from the operator table (`service.core.kernel.operators`): their
-arity gives each member's type (a flag is a Boolean, a list or pair a list of the scalar).
+arity gives each member's type (a flag is a Boolean, a list or pair a list of the scalar). `any`, `all`
+(lists of `<Type>Filter`) and `not` (one) join filters, as the filter object reads them.
 """
 from collections.abc import Callable
 
@@ -59,8 +60,18 @@ class IndexTypes:
         members = {f.name: GraphQLInputField(self._operator_input(f)) for f in fields if f.is_matchable}
         if not members:
             return None
-        return GraphQLInputObjectType(f"{type_name}Filter", members, description=(
-            f"Filters on {type_name} records, combined with AND: one operator object per field."))
+        name = f"{type_name}Filter"
+
+        def joined() -> dict[str, GraphQLInputField]:  # a thunk: the members name the type itself
+            own = GraphQLList(GraphQLNonNull(record_filter))
+            compounds = {"all": GraphQLInputField(own), "any": GraphQLInputField(own),
+                         "not": GraphQLInputField(record_filter)}
+            return {**members, **{key: value for key, value in compounds.items() if key not in members}}
+        record_filter = GraphQLInputObjectType(name, joined, description=(
+            f"Filters on {type_name} records, combined with AND: one operator object per field; all (every "
+            "one of a list of filters holds), any (one of them does) and not (a filter does not) join filters, at most "
+            "3 deep and with 50 operators in all."))
+        return record_filter
 
     def _operator_input(self, field: Field) -> GraphQLInputObjectType:
         description = describe(field)

@@ -81,11 +81,18 @@ def aggregate_schema(resource: Resource, fields: list[Field], settings: Settings
 def filter_object_schema(fields: list[Field]) -> Schema:
     """`filter`: per matchable field, an object of the operators its description allows (the shape of
     GraphQL's `<Type>Filter`), read by `service.core.reading.filter_objects`."""
-    return {"type": "object", "additionalProperties": False,
-            "properties": {f.name: _operators_schema(f) for f in fields},
+    properties = {f.name: _operators_schema(f) for f in fields}
+    nested: Schema = {"type": "object", "description": "A filter object of this same shape."}
+    joined = {"all": {"type": "array", "items": nested, "minItems": 1, "description": "Every one of these holds."},
+              "any": {"type": "array", "items": nested, "minItems": 1, "description": "One of these holds."},
+              "not": {**nested, "description": "This filter object does not hold."}}
+    properties.update({name: schema for name, schema in joined.items() if name not in properties})
+    return {"type": "object", "additionalProperties": False, "properties": properties,
             "description": 'Filters with operators, combined with AND, e.g. {"<field>": {"gte": 10, "lt": 100}} or '
                            '{"<field>": {"in": ["a", "b"]}, "<other>": {"isNull": true}}. Each field takes only the '
-                           "operators listed for it; anything else is a 400 naming filter.<field>.<op>."}
+                           "operators listed for it; anything else is a 400 naming filter.<field>.<op>. any, all and "
+                           'not join filter objects: {"any": [{"<field>": {"eq": 1}}, {"not": {"<other>": '
+                           '{"isNull": true}}}]}, at most 3 deep and with 50 operators in all.'}
 
 
 def _operators_schema(field: Field) -> Schema:

@@ -85,6 +85,14 @@ def filter_parameters(fields: list[Field]) -> list[Schema]:
         parameters.append(_query(field.name, filter_schema(field, json_null=False)))
         # `<field>[op]`: one parameter per operator; a deepObject `<field>` would clash with `<field>=v`.
         parameters += [_query(f"{field.name}[{op}]", schema) for op, schema in operator_schemas(field).items()]
+    matchable = [field.name for field in fields if field.is_matchable]
+    if matchable:
+        parameters.append(_query("filter", {"type": "string", "contentMediaType": "application/json"}, (
+            "A filter object as JSON, combined with the other filters by AND: per field an object of the "
+            f"operators its `<field>[op]` parameters take (fields: {', '.join(matchable)}; `null` is `isNull`), "
+            'and `any` / `all` (lists of filter objects) and `not` (one), e.g. `{"any": [{"' + matchable[0]
+            + '": {"eq": 1}}, {"not": {"' + matchable[-1] + '": {"isNull": true}}}]}`; at most 3 deep and '
+            "50 operators in all. Malformed JSON, an unknown field or an operator beginning with `$` is a 400.")))
     return parameters
 
 

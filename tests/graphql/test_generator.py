@@ -85,6 +85,15 @@ def sdl(registry: Registry, **sections: dict[str, Any]) -> str:
     return render(registry, GraphQLConfig(sections, app_dir=ROOT), profile="users")
 
 
+JOINED_TEXT = (" all (every one of a list of filters holds), any (one of them does) and not (a filter does not)"
+               " join filters, at most 3 deep and with 50 operators in all.")
+
+
+def JOINED(type_name: str) -> list[str]:  # noqa: N802  (read as a constant of each type)
+    """The members of `<Type>Filter` that join filters."""
+    return [f"all: [{type_name}Filter!]", f"any: [{type_name}Filter!]", f"not: {type_name}Filter"]
+
+
 def members(text: str, keyword: str, name: str) -> list[str]:
     """The member lines of `<keyword> <name> { ... }` in SDL text; [] when there is no such block."""
     lines = text.splitlines()
@@ -247,8 +256,8 @@ def test_subscriptions_are_one_changed_field_per_repository_filtered_by_its_matc
         "postChanged(filter: PostFilter, id: ID): PostChange!",
         "tagChanged(id: ID): TagChange!",  # tags have no matchable field: no filter argument
         "userChanged(id: ID): UserChange!"]  # a user's email is theirs alone: nothing to filter on
-    assert members(text, "input", "PostFilter") == ["published: BooleanFilter", "user_id: StringFilter",
-                                                    "views: LongFilter"]
+    assert members(text, "input", "PostFilter") == [*JOINED("Post"), "published: BooleanFilter",
+                                                    "user_id: StringFilter", "views: LongFilter"]
     assert members(text, "type", "PostChange") == ["id: ID!", "operation: ChangeOperation!", "record: Post"]
     assert members(text, "enum", "ChangeOperation") == ["CREATED", "DELETED", "UPDATED"]
 
@@ -378,8 +387,9 @@ def test_include_keeps_only_the_named_repositories_and_drops_relations_to_the_ot
         block(whole, "type PostAggregation"),
         "input PostBulkUpdate {\n" + "".join(f"  {m}\n" for m in bulk_update_members("Post")) + "}",
         change.format("Post"),
-        '"""\nFilters on Post records, combined with AND: one operator object per field.\n"""\n'
-        "input PostFilter {\n  published: BooleanFilter\n  user_id: StringFilter\n  views: LongFilter\n}",
+        f'"""\nFilters on Post records, combined with AND: one operator object per field;{JOINED_TEXT}\n"""\n'
+        "input PostFilter {\n" + "".join(f"  {m}\n" for m in JOINED("Post"))
+        + "  published: BooleanFilter\n  user_id: StringFilter\n  views: LongFilter\n}",
         block(whole, "type PostGroup"),
         block(whole, "type PostGroupKey"),
         "input PostInput {\n" + "".join(f"  {m}\n" for m in INPUT_MEMBERS["Post"]) + "}",

@@ -144,10 +144,12 @@ def test_index_parameters_name_the_query_contract(document):
                            "include", "views", "views[ne]", "views[gt]", "views[gte]", "views[lt]", "views[lte]",
                            "views[in]", "views[nin]", "views[between]", "views[null]", "published", "published[ne]",
                            "published[null]", "user_id", "user_id[ne]", "user_id[in]", "user_id[nin]", "user_id[null]",
-                           "count", "cursor", "fields", "fields[posts]", "fields[comments]", "fields[tags]",
+                           "filter", "count", "cursor", "fields", "fields[posts]", "fields[comments]", "fields[tags]",
                            "fields[users]"]
     assert index["published[null]"]["schema"] == {"type": "boolean"}
     assert index["user_id[in]"]["schema"] == {"type": "string"}
+    assert index["filter"]["schema"] == {"type": "string", "contentMediaType": "application/json"}
+    assert '`any` / `all` (lists of filter objects) and `not` (one)' in index["filter"]["description"]
     assert index["count"]["schema"] == {"type": "string", "enum": ["exact", "none"]}
     assert index["page"]["schema"] == {"type": "integer", "minimum": 1, "maximum": INT64}
     assert index["search"]["schema"] == {"type": "string", "maxLength": 255}

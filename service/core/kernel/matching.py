@@ -6,19 +6,59 @@ A missing field is null; `ne` and `nin` also match it, `null: true` matches it; 
 Python's, so a boolean the embedded server stored as 1/0 equals True/False (as `audience.matches`
 has it); an ordering compares values of one kind only (numbers with numbers, texts with texts), as
 MongoDB does, and never matches null.
+
+Two compound conditions join others (a filter object's `any` and `not`; its `all` is plain AND):
+`("", ANY, (branch, ...))` holds when one branch (a tuple of conditions, ANDed) holds, and
+`("", NOT, branch)` when the branch does not; a branch may hold compounds again.
 """
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
 from service.core.kernel.operators import CONDITIONS
 
 Condition = tuple[str, str, Any]
+ANY = "any"  # ("", ANY, (branch, ...)): one of the branches holds
+NOT = "not"  # ("", NOT, branch): the branch does not hold
+COMPOUNDS = frozenset({ANY, NOT})
 
 
 def satisfies(conditions: Iterable[Condition], document: Mapping[str, Any]) -> bool:
     """Whether `document` meets every condition (they combine with AND)."""
-    return all(_meets(document.get(name), operation, value) for name, operation, value in conditions)
+    return all(_holds(document, name, operation, value) for name, operation, value in conditions)
+
+
+def leaves(conditions: Iterable[Condition]) -> Iterator[Condition]:
+    """The plain conditions of `conditions`, inside compounds too."""
+    for condition in conditions:
+        if condition[1] == ANY:
+            for branch in condition[2]:
+                yield from leaves(branch)
+        elif condition[1] == NOT:
+            yield from leaves(condition[2])
+        else:
+            yield condition
+
+
+def with_values(conditions: Iterable[Condition], change: Callable[[str, Any], Any]) -> tuple[Condition, ...]:
+    """`conditions` with each plain condition's value replaced by `change(field, value)`, inside compounds too."""
+    changed: list[Condition] = []
+    for name, operation, value in conditions:
+        if operation == ANY:
+            changed.append((name, operation, tuple(with_values(branch, change) for branch in value)))
+        elif operation == NOT:
+            changed.append((name, operation, with_values(value, change)))
+        else:
+            changed.append((name, operation, change(name, value)))
+    return tuple(changed)
+
+
+def _holds(document: Mapping[str, Any], name: str, operation: str, value: Any) -> bool:
+    if operation == ANY:
+        return any(satisfies(branch, document) for branch in value)
+    if operation == NOT:
+        return not satisfies(value, document)
+    return _meets(document.get(name), operation, value)
 
 
 def _meets(stored: Any, operation: str, value: Any) -> bool:

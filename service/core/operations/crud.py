@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 from service.core.declarations import (DATA_MEMBER, READ, WRITE, Budget, Context, Resource, Restify, Room, ability,
                                        budget_of, encoded_size, held_budget, own_size)
 from service.core.identity import refuse_unverified
-from service.core.kernel import Forbidden, NotFound, Unauthenticated
+from service.core.kernel import Forbidden, NotFound, Unauthenticated, with_values
 from service.core.reading import (FILTER, Fieldsets, IndexQuery, Page, RelationTree, Visible, apply_fieldsets,
                                   as_parameters, asked_relations, cursor_binding, cursor_key, fill, forced,
                                   index_query, load_related, parse_fieldsets, read_cursor_page, read_through_page,
@@ -174,8 +174,8 @@ async def index_filter(app: Restify, resource: Resource, fields: list, query: In
     """The records an index query selects (its matches, filters and search), within the user's scope
     (`seen`, else the user's view of `resource`); index actions that run on "all" select with it too."""
     equals = canonical_references(app, fields, query.equals)
-    conditions = tuple((field, operation, canonical_references(app, fields, {field: value})[field])
-                       for field, operation, value in query.conditions)
+    conditions = with_values(query.conditions,
+                             lambda field, value: canonical_references(app, fields, {field: value})[field])
     # The policy's scope is inside the query: pages and the total count only readable records.
     seen = seen if seen is not None else visibility_of(app, resource, context.user)
     return seen.within(Filter(

@@ -41,7 +41,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from service.core.declarations import Context, Field
-from service.core.kernel import CONDITIONS, Busy
+from service.core.kernel import CONDITIONS, Busy, leaves
 from service.core.reading.query import IndexQuery
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def expense(resource: "Resource", fields: list[Field], query: IndexQuery) -> str
             return "a search"
     if query.sort and "." in query.sort[0][0]:
         return f"a sort by {query.sort[0][0]}"
-    long_lists = [name for name, operation, values in query.conditions
+    long_lists = [name for name, operation, values in leaves(query.conditions)
                   if CONDITIONS[operation].many and len(values) > IN_VALUES]
     if long_lists:
         return f"an in list of more than {IN_VALUES} values on {long_lists[0]}"

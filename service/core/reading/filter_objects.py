@@ -7,25 +7,33 @@ read into the same exact matches and conditions as REST's `<field>[op]=v` (`serv
 the operators each field's description allows and the same rules (a date-only upper bound includes
 its day; `isNull` is REST's `null`). Values are typed (JSON, GraphQL), not query-string texts.
 
-A door puts the object in `context.extras[FILTER]`; `index_query` reads a context's parameters and
-its object into one `IndexQuery`, for the index and for live feeds alike. Every refusal is a
-BadRequest naming `filter.<field>` or `filter.<field>.<op>`.
+Filter objects join others: `{"any": [{...}, {...}]}` holds when one of them does, `{"all": [...]}` when
+every one does, `{"not": {...}}` when it does not; they nest at most MAX_DEPTH deep and one filter holds
+at most MAX_CONDITIONS operators. `any` and `not` become compound conditions
+(`service.core.kernel.matching`), which storage compiles to `$or` / `$nor` and the live matcher tests alike.
+
+A door puts the object in `context.extras[FILTER]` (REST sends it as `filter=<JSON>`); `index_query` reads
+a context's parameters and its objects into one `IndexQuery`, for the index and for live feeds alike.
+Every refusal is a BadRequest naming `filter.<field>` or `filter.<field>.<op>` (nested: `filter.any.0.<field>`).
 """
 import json
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from service.config import Settings
 from service.core.declarations import Context, Description, Field, describe, to_boolean
-from service.core.kernel import (BY_OBJECT_NAME, FLAG, LIST, for_type, refuse, refuse_field, refuse_operator,
-                                 refuse_shape)
+from service.core.kernel import (ANY, BY_OBJECT_NAME, FLAG, LIST, NOT, Condition, for_type, refuse, refuse_field,
+                                 refuse_operator, refuse_shape)
 from service.core.reading.query import IndexQuery, conditions_of, max_in_values, parse_index
 
 if TYPE_CHECKING:
     from service.core.declarations import Resource
 
 FILTER = "filter"  # the key of `Context.extras` that holds a door's filter object
+COMPOUND_MEMBERS = ("all", "any", "not")  # a filter object's members that join other filter objects
+MAX_DEPTH = 3        # the most any / all / not nest in one another
+MAX_CONDITIONS = 50  # the most operators one filter object holds, nested ones included
 
 
 def object_operators(description: Description) -> list[str]:
@@ -39,8 +47,21 @@ def index_query(resource: "Resource", fields: list[Field], context: Context, set
     and its filter object."""
     given = context.params if params is None else params
     query = parse_index(resource, fields, given, settings, context.extras.get("repeated") or {})
-    apply_filter(query, fields, context.extras.get(FILTER), max_in_values(settings))
+    most = max_in_values(settings)
+    apply_filter(query, fields, filter_parameter(given), most)
+    apply_filter(query, fields, context.extras.get(FILTER), most)
     return query
+
+
+def filter_parameter(params: Mapping[str, str]) -> Any:
+    """REST's `filter=<JSON>`: the filter object as a JSON text (None when not sent)."""
+    text = params.get(FILTER)
+    if text is None or text == "":
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        refuse(FILTER, f"The filter parameter must be a JSON object: {error}.")
 
 
 def apply_filter(query: IndexQuery, fields: list[Field], given: Any, most: int | None = None) -> None:
@@ -48,25 +69,71 @@ def apply_filter(query: IndexQuery, fields: list[Field], given: Any, most: int |
     `most`: the most values an `in` / `nin` list may hold."""
     if given is None:
         return
+    _read(query, fields, given, _Reading(most), FILTER, 0)
+
+
+@dataclass
+class _Reading:
+    """What one filter object has used of its bounds so far."""
+    most: int | None  # the most values of an `in` / `nin` list
+    count: int = 0    # conditions read (one per operator of a field)
+
+
+def _read(query: IndexQuery, fields: list[Field], given: Any, reading: _Reading, label: str, depth: int) -> None:
+    """Reads one filter object (at `label`, nested `depth` compounds deep) into `query`."""
     if not isinstance(given, Mapping):
-        refuse(FILTER, "The filter must be an object of fields.")
+        refuse(label, f"The {label} must be an object of fields.")
     by_name = {f.name: f for f in fields if f.is_matchable}
     for name, operations in given.items():
+        where = f"{label}.{name}"
+        if name in COMPOUND_MEMBERS and name not in by_name:
+            if operations is not None:
+                _compound(query, fields, name, operations, reading, where, depth + 1)
+            continue
         field = by_name.get(name)
         if field is None:
-            refuse_field(f"{FILTER}.{name}", name, by_name)
+            refuse_field(where, name, [*by_name, *COMPOUND_MEMBERS])
         if operations is None:
             continue
         if not isinstance(operations, Mapping):
-            refuse(f"{FILTER}.{name}", f"The filter of {name!r} must be an object of operators, e.g. {{\"eq\": ...}}.")
+            refuse(where, f"The filter of {name!r} must be an object of operators, e.g. {{\"eq\": ...}}.")
         description = describe(field)
         for operator, value in operations.items():
-            _add(query, description, operator, value, most)
+            reading.count += 1
+            if reading.count > MAX_CONDITIONS:
+                refuse(FILTER, f"The filter may hold at most {MAX_CONDITIONS} conditions.")
+            _add(query, description, operator, value, reading.most, where)
 
 
-def _add(query: IndexQuery, description: Description, operator: str, value: Any, most: int | None) -> None:
+def _compound(query: IndexQuery, fields: list[Field], name: str, given: Any, reading: _Reading, label: str,
+              depth: int) -> None:
+    """`all: [...]` (each object ANDed), `any: [...]` (one of them holds) or `not: {...}` (it does not)."""
+    if depth > MAX_DEPTH:
+        refuse(label, f"The filter may nest any, all and not at most {MAX_DEPTH} deep.")
+    if name == "not":
+        query.conditions.append(("", NOT, _branch(fields, given, reading, label, depth)))
+        return
+    if not isinstance(given, list) or not given:
+        refuse(label, f"The {label} must be a non-empty list of filter objects.")
+    if name == "all":
+        for index, member in enumerate(given):
+            _read(query, fields, member, reading, f"{label}.{index}", depth)
+        return
+    branches = tuple(_branch(fields, member, reading, f"{label}.{index}", depth) for index, member in enumerate(given))
+    query.conditions.append(("", ANY, branches))
+
+
+def _branch(fields: list[Field], given: Any, reading: _Reading, label: str, depth: int) -> tuple[Condition, ...]:
+    """One filter object as conditions (ANDed): its exact matches become one-value `in` lists."""
+    part = IndexQuery(per_page=1)
+    _read(part, fields, given, reading, label, depth)
+    return (*((name, "in", (value,)) for name, value in part.equals.items()), *part.conditions)
+
+
+def _add(query: IndexQuery, description: Description, operator: str, value: Any, most: int | None,
+         where: str) -> None:
     name = description.name
-    label = f"{FILTER}.{name}.{operator}"
+    label = f"{where}.{operator}"
     allowed = object_operators(description)
     if operator not in allowed:
         refuse_operator(label, operator, name, allowed)
@@ -97,9 +164,15 @@ def _add(query: IndexQuery, description: Description, operator: str, value: Any,
 
 def as_parameters(given: Any) -> list[tuple[str, str]]:
     """A (valid) filter object as REST's bracket parameters, for the links of an answer:
-    `{"views": {"between": [1, 5]}}` is `views[between]=1,5`; list members are repeated parameters."""
+    `{"views": {"between": [1, 5]}}` is `views[between]=1,5`; list members are repeated parameters;
+    any, all and not go as `filter=<JSON>`."""
     pairs: list[tuple[str, str]] = []
+    joined = {name: value for name, value in (given or {}).items() if name in COMPOUND_MEMBERS}
+    if joined:
+        pairs.append((FILTER, json.dumps(joined, separators=(",", ":"), default=str)))
     for name, operations in (given or {}).items():
+        if name in COMPOUND_MEMBERS:
+            continue
         for operator, value in (operations or {}).items():
             entry = BY_OBJECT_NAME[operator]
             key = f"{name}[{entry.name}]"
