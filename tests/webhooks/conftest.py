@@ -1,0 +1,26 @@
+"""Webhooks against a real receiver: the demo application with webhooks added to its repositories, and
+settings that make retries come within a test's patience (the clock is moved by `deliver(now=...)`)."""
+import pytest
+
+from service.core.declarations import Webhook
+from tests.webhooks.receiver import Receiver
+
+SECRET = "s3cret-for-tests"
+EVENTS = ("posts.created", "posts.updated", "posts.deleted")
+
+
+@pytest.fixture
+def receiver():
+    started = Receiver().start()
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def config(config):
+    return {**config, "webhooks": {"timeout_seconds": 0.5, "retry_seconds": 1, "lease_seconds": 30}}
+
+
+def hook(registry, name: str, *webhooks: Webhook) -> None:
+    """Declares `webhooks` on the repository `name` of this test's freshly loaded application."""
+    type(registry.resources[name].repository).webhooks = list(webhooks)
