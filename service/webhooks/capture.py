@@ -69,8 +69,9 @@ async def _judged(app: Restify, resource: Resource, context: Context, change: Ch
     return None
 
 
-async def capture(app: Restify, resource: Resource, webhook: Webhook, deliveries: Deliveries) -> int:
-    """Reads the webhook's changes since its token into deliveries; how many were made."""
+async def capture(app: Restify, resource: Resource, webhook: Webhook, deliveries: Deliveries,
+                  now: float | None = None) -> int:
+    """Reads the webhook's changes since its token into deliveries, due at `now`; how many were made."""
     key = webhook.key(resource.name)
     cursor = await deliveries.cursor(key)
     if cursor is None or cursor.get("token") is None:
@@ -104,5 +105,5 @@ async def capture(app: Restify, resource: Resource, webhook: Webhook, deliveries
                     "order": order, "event": event, "payload": {"data": judged[1]}}
         made.append(delivery)
         last[change.id], order = delivery, order + 1
-    await deliveries.capture(key, made, changes[-1].token, order)
+    await deliveries.capture(key, made, changes[-1].token, order, now=now)
     return len(made)

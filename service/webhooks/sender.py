@@ -64,7 +64,7 @@ async def deliver(app: Restify, resource: Resource, webhook: Webhook, holder: st
     moment = time.time() if now is None else now
     if not await deliveries.claim(lease, holder, seconds, now=moment):
         return 0
-    await capture(app, resource, webhook, deliveries)
+    await capture(app, resource, webhook, deliveries, now=moment)
     blocked: set[str] = set()  # records whose earlier delivery has not succeeded
     sent = 0
     for delivery in await deliveries.waiting(key, BATCH):

@@ -24,3 +24,11 @@ def config(config):
 def hook(registry, name: str, *webhooks: Webhook) -> None:
     """Declares `webhooks` on the repository `name` of this test's freshly loaded application."""
     type(registry.resources[name].repository).webhooks = list(webhooks)
+
+
+def declare(app_dir, webhooks: str) -> None:
+    """Writes `webhooks = <webhooks>` (Python source) into PostRepository of the application copy in `app_dir`."""
+    posts = app_dir / "repositories" / "posts.py"
+    text = posts.read_text().replace("from service import ", "from service import Webhook, ", 1)
+    posts.write_text(text.replace("class PostRepository(Repository):\n",
+                                  f"class PostRepository(Repository):\n    webhooks = {webhooks}\n", 1))
