@@ -78,7 +78,8 @@ async def capture(app: Restify, resource: Resource, webhook: Webhook, deliveries
         await deliveries.begin(key, await app.db.position(resource.collection))
         return 0
     try:
-        changes = await app.db.changes_since(resource.collection, cursor["token"], CAPTURE_LIMIT)
+        changes = await app.db.changes_since(resource.collection, cursor["token"], CAPTURE_LIMIT,
+                                             bool(app.settings.value("live", "pre_images")))
     except HistoryLost as error:  # the database no longer holds them: said loudly, then on from now
         log.error("webhook %s lost the changes of %s after its token (%s); it goes on from now",
                   webhook.url, resource.collection, error)
