@@ -19,6 +19,7 @@ from pymongo import ASCENDING, DESCENDING
 
 from storage.attempts import FAILED, WAITING, Attempts
 from storage.guard import unavailable_as_error
+from storage.indexes import create_index
 from storage.ids import to_plain
 
 DELIVERIES, CURSORS = "webhook_deliveries", "webhook_cursors"
@@ -30,6 +31,11 @@ class Deliveries(Attempts):
         super().__init__(motor_database)
         self._col = motor_database[DELIVERIES]
         self._cursors = motor_database[CURSORS]
+
+    async def prepare(self) -> None:
+        """The indexes a sender's reads use: the waiting deliveries in order, a record's latest."""
+        await create_index(self._col, (("webhook", 1), ("state", 1), ("order", 1)))
+        await create_index(self._col, (("webhook", 1), ("record", 1), ("sequence", -1)))
 
     @unavailable_as_error
     async def cursor(self, webhook: str) -> dict[str, Any] | None:

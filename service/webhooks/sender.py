@@ -105,6 +105,8 @@ async def place(app: Restify) -> None:
     """Gives each webhook met for the first time its place in its collection's changes: now. Called before
     a process serves, so no change of its first requests is missed."""
     deliveries = app.db.deliveries()
+    if declared(app):
+        await deliveries.prepare()
     for resource, webhook in declared(app):
         key = webhook.key(resource.name)
         try:
