@@ -93,6 +93,13 @@ def _parser() -> argparse.ArgumentParser:
     mail.add_argument("--retry", action="store_true", help="put the messages given up on back in line")
     mail.add_argument("--app-dir", dest="app_dir_sub", default=None)
 
+    hooks = commands.add_parser("webhooks:failed", help="list the webhook deliveries given up on")
+    hooks.add_argument("--app-dir", dest="app_dir_sub", default=None)
+    replay = commands.add_parser("webhooks:replay", help="send failed webhook deliveries again")
+    replay.add_argument("ids", nargs="*", metavar="ID", help="deliveries to send again (webhooks:failed lists them)")
+    replay.add_argument("--all", dest="every", action="store_true", help="every failed delivery")
+    replay.add_argument("--app-dir", dest="app_dir_sub", default=None)
+
     indexes = commands.add_parser("indexes", help="print each repository's index plan beside the indexes "
                                   "the database has")
     indexes.add_argument("--app-dir", dest="app_dir_sub", default=None)
@@ -213,6 +220,15 @@ def _run(args: argparse.Namespace, app_dir: Path) -> int:
     if args.command == "mail:failed":
         from service.console.mail import failed
         return failed(settings, args.retry)
+    if args.command == "webhooks:failed":
+        from service.console.webhooks import failed as webhooks_failed
+        return webhooks_failed(settings)
+    if args.command == "webhooks:replay":
+        if bool(args.ids) == args.every:
+            print("restify: webhooks:replay takes delivery ids or --all", file=sys.stderr)
+            return 2
+        from service.console.webhooks import replay
+        return replay(settings, args.ids, args.every)
     if args.command == "mcp":
         from service.mcp.stdio import run_stdio
         with database_uri(settings) as uri:

@@ -38,6 +38,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
              "hash_threads": 2, "hash_queue": 64},
     "mail": {"url": "log", "from": "Restify <noreply@localhost>", "starttls": "auto", "timeout": 10,
              "retry_seconds": 5, "give_up_after_seconds": 86_400, "poll_seconds": 5, "lease_seconds": 30},
+    "webhooks": {"timeout_seconds": 10, "retry_seconds": 2, "retry_for": 86_400, "poll_seconds": 1,
+                 "lease_seconds": 30},
     "app": {"package": "repositories"},
     "metrics": {"enabled": True, "token": ""},
     "explorer": {"enabled": True},
@@ -152,6 +154,14 @@ MEANINGS: dict[str, str] = {
                          "sent at once)",
     "mail.lease_seconds": "how long the sender's lease lasts unless renewed: when a sending process dies, "
                           "another takes over after it",
+    "webhooks.timeout_seconds": "seconds a receiver has to answer a delivery; then the attempt failed",
+    "webhooks.retry_seconds": "the wait after a delivery's first failed attempt; it doubles with each, at most a "
+                              "minute during its first hour, 15 minutes afterwards",
+    "webhooks.retry_for": "seconds a delivery is retried; then it is failed (kept; `restify webhooks:failed` "
+                          "lists it, `restify webhooks:replay` sends it again)",
+    "webhooks.poll_seconds": "how often `serve` reads the changes of each webhook and sends what is due",
+    "webhooks.lease_seconds": "how long a webhook's sender holds its lease unless renewed: when the sending "
+                              "process dies, another takes over after it",
     "app.package": "the package the application is loaded from",
     "explorer.enabled": "the API explorer: Swagger UI at `/docs` and GraphiQL for browsers at `/graphql` "
                         "([API explorer](explorer.md)); false: `/docs` is a 404 and `/graphql` answers browsers as "

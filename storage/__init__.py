@@ -11,6 +11,7 @@ from storage.client import Database, connect, database_name, has_transactions
 from storage import counts
 from storage.collection import BULK_MARK, VERSION, Collection, Versions, version_of
 from storage.counters import Counters, Hit
+from storage.deliveries import CURSORS, DELIVERIES, Deliveries
 from storage.embedded import EmbeddedServer
 from storage.errors import DuplicateKey, Stale, StorageError, Unavailable, Unstorable
 from storage.files import Disk, GridFSDisk, LocalDisk, StoredFile, safe_path
@@ -23,6 +24,9 @@ from storage.outbox import OUTBOX, Outbox
 
 __all__ = [
     "BULK_MARK",
+    "CURSORS",
+    "DELIVERIES",
+    "Deliveries",
     "JOURNAL",
     "OUTBOX",
     "VERSION",

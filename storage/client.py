@@ -11,9 +11,10 @@ from motor.motor_asyncio import AsyncIOMotorClient
 from pymongo.uri_parser import parse_uri
 
 from storage import counts
-from storage.changes import Change, Watcher, catch_up
+from storage.changes import Change, Watcher, catch_up, head
 from storage.collection import _SESSION, Collection
 from storage.counters import Counters
+from storage.deliveries import Deliveries
 from storage.files import GridFSDisk
 from storage.guard import unavailable_as_error
 from storage.indexes import IndexSupport, index_support, profile_name
@@ -78,9 +79,17 @@ class Database:
         """The changes to `name` after `token`, up to now (HistoryLost for a token it cannot resume)."""
         return await catch_up(self._db[name], token, limit, pre_images)
 
+    async def position(self, name: str) -> str | None:
+        """The token a change stream of `name` opened now would start after."""
+        return await head(self._db[name])
+
     def outbox(self) -> Outbox:
         """The mail outbox and its sender's lease (storage/outbox.py)."""
         return Outbox(self._db)
+
+    def deliveries(self) -> Deliveries:
+        """The webhooks' deliveries, cursors and senders' leases (storage/deliveries.py)."""
+        return Deliveries(self._db)
 
     def journal(self) -> Journal:
         """The bulk journal (storage/journal.py): how bulk writes are made whole without transactions."""

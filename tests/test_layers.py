@@ -191,3 +191,9 @@ def test_mail_sits_beneath_the_core():
     """`service/mail` (templates, transports, the outbox's sender) uses storage and the settings only: the
     core's operations queue mail through it, `serve` runs its sender."""
     assert offending("service.mail", ("service.core",) + DOORS + TOP) == {}
+
+
+def test_webhooks_sit_beside_the_doors():
+    """`service/webhooks` reads by the core's rules and keeps its deliveries in storage; no door is its, nor
+    the commands above: `serve` runs it, the console lists and replays its failures."""
+    assert offending("service.webhooks", DOORS + TOP) == {}

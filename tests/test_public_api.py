@@ -5,7 +5,7 @@ import service
 
 PUBLIC_API = [
     "Action", "BadRequest", "BelongsTo", "BelongsToMany", "Context", "DeclarationError", "Field", "Forbidden", "Getter", "HasMany",
-    "Model", "NotFound", "Policy", "Repository", "RestifyError", "Seeder", "Unauthenticated", "ValidationFailed",
+    "Model", "NotFound", "Policy", "Repository", "RestifyError", "Seeder", "Unauthenticated", "ValidationFailed", "Webhook",
     "any_of", "belongs_to", "belongs_to_many", "current_user_id", "field", "has_many", "model",
 ]
 

@@ -9,8 +9,9 @@ Each child builds its own Motor client: a client must never cross a fork.
 
 Before it listens (before forking), `serve` cleans up what a crash left: stale temporary files
 (service/console/prune.py) and unfinished bulk writes (service/console/recovery.py); every
-process then takes back unfinished bulk writes once a minute, and sends the outbox's mail while it
-holds the sender's lease (service/mail/sender.py).
+process then takes back unfinished bulk writes once a minute, sends the outbox's mail while it
+holds the sender's lease (service/mail/sender.py), and each webhook's deliveries while it holds that
+webhook's lease (service/webhooks/sender.py).
 """
 import asyncio
 import gc
@@ -39,6 +40,7 @@ from service.graphql.service import GraphQLService
 from service.console.application import make_server
 from service.http.metrics import MULTIPROC_ENV, enabled as metrics_enabled, process_exited
 from service.mail import run_sender
+from service.webhooks import place, run_webhooks
 
 log = logging.getLogger("restify")
 
@@ -60,6 +62,7 @@ async def _run_server(settings: Settings, uri: str, listen: Callable[[HTTPServer
     `watch` it also runs the worker that regenerates schema/ from the repositories."""
     app = build(settings, uri)
     await app.ready()
+    await place(app)  # a new webhook's changes count from before the first request this process serves
     graphql = GraphQLService(app)
     server = make_server(app, graphql)
     # What start-up built (modules, schemas, the app) lives as long as the process: kept out of
@@ -73,7 +76,8 @@ async def _run_server(settings: Settings, uri: str, listen: Callable[[HTTPServer
         loop.add_signal_handler(sig, stop.set)
     live = [asyncio.create_task(follow_schema(app, graphql, stop)),
             asyncio.create_task(recover_periodically(app, stop)),
-            asyncio.create_task(run_sender(settings, app.db, stop))]  # one process at a time sends (a lease)
+            asyncio.create_task(run_sender(settings, app.db, stop)),  # one process at a time sends (a lease)
+            asyncio.create_task(run_webhooks(app, stop))]  # one process at a time per webhook (a lease each)
     if watch:
         live.append(asyncio.create_task(run_worker(settings, stop)))
     on_ready(list(app.registry.resources))

@@ -3,8 +3,9 @@
 Beneath the core, beside `storage`: it imports storage and the settings, nothing of the core, so the
 core's operations queue messages (`enqueue`) and `restify serve` runs the sender (`run_sender`).
 """
-from service.mail.sender import deliver, enqueue, run_sender, wait_after
+from service.mail.sender import HOLDER, deliver, enqueue, retry_at, run_sender, wait_after
 from service.mail.templates import Rendered, render
 from service.mail.transport import Permanent, Transient
 
-__all__ = ["Permanent", "Rendered", "Transient", "deliver", "enqueue", "render", "run_sender", "wait_after"]
+__all__ = ["HOLDER", "Permanent", "Rendered", "Transient", "deliver", "enqueue", "render", "retry_at", "run_sender",
+           "wait_after"]

@@ -89,15 +89,24 @@ async def deliver(settings: Settings, db: Database, holder: str = HOLDER, now: f
     return sent
 
 
+def retry_at(stored: dict[str, Any], moment: float, first: float, give_up_after: float) -> float | None:
+    """When to try again an item (a message, a delivery) whose attempt failed at `moment`: its retries
+    began at `since` (else `created_at`) and it failed `attempts` times before; None once it is too old."""
+    age = moment - float(stored.get("since") or stored.get("created_at") or moment)
+    if age >= give_up_after:
+        return None
+    return moment + wait_after(int(stored.get("attempts") or 0) + 1, age, first)
+
+
 async def _retry_later(settings: Settings, outbox: Outbox, stored: dict[str, Any], error: str, moment: float) -> None:
-    age = moment - float(stored.get("created_at") or moment)
-    if age >= float(settings.positive("mail", "give_up_after_seconds")):
+    next_at = retry_at(stored, moment, float(settings.positive("mail", "retry_seconds")),
+                       float(settings.positive("mail", "give_up_after_seconds")))
+    if next_at is None:
         log.error("mail to %s not sent after %d attempts, given up: %s", stored["to"], stored["attempts"] + 1, error)
         await outbox.fail(stored["id"], error, now=moment)
         return
-    wait = wait_after(int(stored.get("attempts") or 0) + 1, age, float(settings.positive("mail", "retry_seconds")))
-    log.warning("mail to %s not sent (%s); next attempt in %.0f s", stored["to"], error, wait)
-    await outbox.postpone(stored["id"], moment + wait, error, now=moment)
+    log.warning("mail to %s not sent (%s); next attempt in %.0f s", stored["to"], error, next_at - moment)
+    await outbox.postpone(stored["id"], next_at, error, now=moment)
 
 
 async def run_sender(settings: Settings, db: Database, stop: asyncio.Event) -> None:

@@ -18,11 +18,12 @@ from service.core.declarations.policies import Gate
 from service.core.declarations.registry import Resource, ResourceRelation
 from service.core.declarations.rules import MESSAGES, FieldRules, email_key
 from service.core.declarations.scopes import admits
+from service.core.declarations.webhooks import Webhook
 
 __all__ = [
     "Budget", "Constraints", "Context", "DATA_MEMBER", "DELETED_AT", "DESCRIBING", "Description", "EVERYTHING",
     "Field", "FieldRules", "Gate", "INT64", "MESSAGES", "Model", "PATTERN_RULES", "READ", "RELATIONSHIPS_MEMBER",
-    "Resource", "ResourceRelation", "Restify", "Room", "TIMESTAMPS", "WRITE", "ability", "admits", "askable",
+    "Resource", "ResourceRelation", "Restify", "Room", "TIMESTAMPS", "WRITE", "Webhook", "ability", "admits", "askable",
     "budget_of", "describe", "email_key", "encoded_size", "field", "grants", "held_budget", "own_size",
     "refused_field", "relation_size", "sort_keys", "to_boolean", "to_number"
 ]

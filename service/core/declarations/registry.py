@@ -17,6 +17,7 @@ from service.core.declarations.models import Model, RelationDecl
 from service.core.declarations.policies import Gate, Policy, PolicyMap, check_scope
 from service.core.declarations.repository import Repository
 from service.core.declarations.rules import check_declaration
+from service.core.declarations.webhooks import Webhook, webhooks_of
 from service.core.kernel import RESERVED, DeclarationError, NotAnApplication
 
 
@@ -43,6 +44,10 @@ class Resource:
     @property
     def collection(self) -> str:
         return self.model.collection
+
+    @property
+    def webhooks(self) -> list[Webhook]:
+        return webhooks_of(self.repository, self.name)
 
     def fields(self, context: Context) -> list[Field]:
         """The repository's fields as `context` sees them (`exposure`: fields by policy), with
@@ -96,6 +101,7 @@ def build_registry(repositories: list[type[Repository]], policies: dict[Any, Any
     for resource in resources.values():
         with _located_at(type(resource.repository)):
             _check_fields(resource)
+            webhooks_of(resource.repository, resource.name)  # a bad webhook fails at start
             _resolve_relations(resource, by_class)
     with _located_at(sys.modules.get(models_module.rpartition(".")[0] + ".policies")):
         _check_policies(policies)

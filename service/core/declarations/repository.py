@@ -36,6 +36,8 @@ class Repository:
     # A delete trashes the record (sets `deleted_at`) and every read leaves it out until it is restored;
     # `?force=true` deletes it for good (service/core/reading/visibility.py, operations/trash.py).
     soft_deletes: ClassVar[bool] = False
+    # Changes POSTed to other systems: a list of service.Webhook (service/core/declarations/webhooks.py).
+    webhooks: ClassVar[list[Any]] = []
     _decorated_model: ClassVar[type[Model] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -5,5 +5,6 @@ May import: every layer but live (docs/architecture.md: the layers and their rul
 """
 from service.core.operations.auth import TOKENS, token_user
 from service.core.operations.crud import enter, now
+from service.core.operations.users import find_by_email, user_repository
 
-__all__ = ["TOKENS", "enter", "now", "token_user"]
+__all__ = ["TOKENS", "enter", "find_by_email", "now", "token_user", "user_repository"]
