@@ -9,7 +9,9 @@ An entry stops answering:
   listens to the tokens and users collections; a token changed or deleted, a user updated or deleted
   (a password change, a deletion) drops their entries;
 - after `auth.identity_ttl` seconds where there are no change streams (a standalone MongoDB), or
-  before they are open, or in a process that does not follow them (commands, tests in one process).
+  before they are open.
+Only a process that follows (`follow`: every `restify serve` process) remembers anything; any other
+(a console command) reads the token and its user every time.
 """
 import asyncio
 import logging
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("restify.identity")
 RETRY_SECONDS = 1.0
+_GRANT = ("user_id", "token_hash", "abilities", "expires_at")  # what a token grants, and to whom
 
 
 @dataclass
@@ -44,7 +47,9 @@ class Identities:
     def __init__(self, size: int, ttl: float) -> None:
         self.size, self.ttl = size, ttl
         self.generation = 0  # moves on each invalidation: a read that raced one is not remembered
+        self.following = False  # remembering at all: with a TTL, or without one while `watching`
         self.watching = False
+        self.watched = asyncio.Event()  # set once the change streams are open
         self._entries: OrderedDict[str, Known] = OrderedDict()
         self._keys_of_token: dict[str, str] = {}
         self._keys_of_user: dict[str, set[str]] = {}
@@ -64,7 +69,7 @@ class Identities:
 
     def put(self, key: str, known: Known, generation: int) -> None:
         """Remembers `known`, unless something was invalidated since its reads began (`generation`)."""
-        if generation != self.generation or self.size <= 0:
+        if generation != self.generation or self.size <= 0 or not self.following:
             return
         known.until = math.inf if self.watching else time.monotonic() + self.ttl
         self._drop(key)
@@ -88,21 +93,37 @@ class Identities:
     def start_watching(self) -> None:
         self.generation += 1  # a read made before the streams opened is not trusted beyond its TTL
         self.watching = True
+        self.watched.set()
 
-    def stop_watching(self) -> None:
-        """Without the streams nothing kept beyond its TTL may answer."""
-        self.watching = False
+    def stop_following(self) -> None:
+        """Nothing is remembered any more, and nothing remembered answers."""
+        self.following = self.watching = False
+        self.watched.clear()
         self.generation += 1
         for key in list(self._entries):
             self._drop(key)
 
     async def on_tokens(self, changes: list[Change]) -> None:
         for change in changes:
-            self.forget_token(change.id)
+            if change.operation != "insert" and not self._only_used(change):
+                self.forget_token(change.id)
 
     async def on_users(self, changes: list[Change]) -> None:
         for change in changes:
-            self.forget_user(change.id)
+            if change.operation != "insert":  # a new user is no one's stale memory
+                self.forget_user(change.id)
+
+    def _only_used(self, change: Change) -> bool:
+        """Whether `change` only marked a remembered token used (`last_used_at`, once a minute): it
+        then stays, with the new mark."""
+        key = self._keys_of_token.get(change.id)
+        known = self._entries.get(key) if key is not None else None
+        if known is None or change.operation != "update" or change.document is None:
+            return False
+        if any(change.document.get(name) != known.token.get(name) for name in _GRANT):
+            return False
+        known.token["last_used_at"] = change.document.get("last_used_at")
+        return True
 
     def _drop(self, key: str) -> None:
         known = self._entries.pop(key, None)
@@ -131,12 +152,13 @@ def identities(app: "Restify") -> Identities:
 
 async def follow(app: "Restify", users_collection: str, stop: asyncio.Event) -> None:
     """Keeps `app`'s identities in step with the tokens and users collections' change streams until
-    `stop` is set; returns at once where the database has none (entries then live their TTL)."""
+    `stop` is set; where the database has none, entries live their TTL."""
     known = identities(app)
     idle = float(app.settings.number("live", "idle_ms")) / 1000
     pre_images = bool(app.settings.value("live", "pre_images"))
     tokens = app.db.watcher(TOKENS, idle, pre_images)
     users = app.db.watcher(users_collection, idle, pre_images)
+    known.following = True  # with the TTL until the streams are open
     try:
         while not stop.is_set():
             try:
@@ -152,8 +174,9 @@ async def follow(app: "Restify", users_collection: str, stop: asyncio.Event) -> 
         await stop.wait()
     except ChangesUnsupported:
         log.info("no change streams: who a token is is remembered %s s at most", known.ttl)
+        await stop.wait()
     finally:
-        known.stop_watching()
+        known.stop_following()
         tokens.forget(known.on_tokens)
         users.forget(known.on_users)
 
