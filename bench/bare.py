@@ -10,11 +10,12 @@ the framework, not a different use of the database:
   page/cursor  skip (page - 1) * perPage; a cursor's id as the embedded server's _id-index bound;
                sort=-views (views descending, id) and its cursor in parts, as storage reads it
   related      + users {_id: {$in}} + comments {post_id: {$in}} sort _id
-  show         find {_id} limit 1 + comments {post_id: {$in: [id]}} sort _id limit 15
-               + tags {_id: {$in}}
+  show         find_one {_id} + comments {post_id: id} sort _id limit 15 + tags {_id: {$in}}
+               (what a hand-written app sends for one post)
   store        insert_one
   aggregate    [$match (the filters, when any), $group by user_id (count, $sum and $avg of views), $limit 1001]
-  bearer token find token by _id, compare SHA-256, find user by _id (what the service does)
+  bearer token find_one token by _id, compare SHA-256, find_one user by _id (what the service does
+               for a token it does not remember; it remembers who a token is)
 
     python -m bench.bare --uri mongodb://127.0.0.1:27017 --db bench --port 8001 --processes 2
 """
@@ -65,14 +66,14 @@ class Base(RequestHandler):
             return None
         token_id, _, secret = header.partition(" ")[2].strip().partition("|")
         oid = _oid(token_id)
-        tokens = await self.db.personal_access_tokens.find({"_id": oid}).limit(1).to_list(None) if oid else []
+        token = await self.db.personal_access_tokens.find_one({"_id": oid}) if oid else None
         digest = hashlib.sha256(secret.encode()).hexdigest()
-        if not tokens or not hmac.compare_digest(tokens[0].get("token_hash", ""), digest):
+        if token is None or not hmac.compare_digest(token.get("token_hash", ""), digest):
             raise HTTPError(401)
-        users = await self.db.users.find({"_id": _oid(tokens[0]["user_id"])}).limit(1).to_list(None)
-        if not users:
+        user = await self.db.users.find_one({"_id": _oid(token["user_id"])})
+        if user is None:
             raise HTTPError(401)
-        return users[0]
+        return user
 
     def send(self, body: Any, status: int = 200) -> None:
         self.set_status(status)
@@ -224,14 +225,13 @@ class Post(Base):
     async def get(self, id: str) -> None:
         await self.user()
         oid = _oid(id)
-        posts = await self.db.posts.find({"_id": oid}).limit(1).to_list(None) if oid else []
-        if not posts:
+        post = await self.db.posts.find_one({"_id": oid}) if oid else None
+        if post is None:
             raise HTTPError(404)
-        post = posts[0]
         related = {r for r in self.get_argument("related", "").split(",") if r}
         item = _resource("posts", post)
         if "comments" in related:
-            comments = await self.db.comments.find({"post_id": {"$in": [id]}}).sort([("_id", 1)]) \
+            comments = await self.db.comments.find({"post_id": id}).sort([("_id", 1)]) \
                 .limit(RELATABLE_PER_PAGE).to_list(None)
             item.setdefault("relationships", {})["comments"] = [_resource("comments", c) for c in comments]
         if "tags" in related:

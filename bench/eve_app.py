@@ -6,7 +6,8 @@ beside the service and the bare app.
 Its token auth reads the database on every request, as the service does without a cache of who is
 asking: the token by its id (the service's own `personal_access_tokens`: `<id>|<secret>`, the secret
 checked by its SHA-256), then its user. Lists are served without a total (Eve's
-OPTIMIZE_PAGINATION_FOR_SPEED; the service counts), 15 to a page; GET is public, as on the service.
+OPTIMIZE_PAGINATION_FOR_SPEED; the service counts), 15 to a page; GET is public, as on the service;
+`/member_posts` is the same page behind the token (the authenticated index: Eve has no relations).
 Installed by the `bench` extra (`pip install -e '.[bench]'`).
 """
 import hashlib
@@ -52,7 +53,10 @@ def settings(uri: str, db: str) -> dict[str, Any]:
     return {
         "MONGO_URI": f"{uri.rstrip('/')}/{db}",
         "DOMAIN": {"posts": {"schema": POST_SCHEMA, "resource_methods": ["GET", "POST"], "item_methods": ["GET"],
-                             "public_methods": ["GET"], "public_item_methods": []}},
+                             "public_methods": ["GET"], "public_item_methods": []},
+                   # The same posts, a page of which needs a token (the authenticated index).
+                   "member_posts": {"schema": POST_SCHEMA, "datasource": {"source": "posts"},
+                                    "resource_methods": ["GET"], "item_methods": [], "public_methods": []}},
         "PAGINATION_DEFAULT": 15,
         "OPTIMIZE_PAGINATION_FOR_SPEED": True,
         "IF_MATCH": False,

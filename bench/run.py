@@ -69,11 +69,15 @@ Request = tuple[str, str, bytes, dict[str, str]]  # method, path, body, headers
 
 
 def _eve_requests(post_id: str, token: str) -> dict[str, Request]:
-    """Eve's request for the cases it can answer alike (no relations, no GraphQL): a page of 15 without
-    a total (the service counts), a single post with a token, a store with a token."""
+    """Eve's nearest request for every case (it has no relations and no GraphQL): a page of 15 without
+    a total (the service counts), the same page behind the token, a single post with a token, a store
+    with a token. The GraphQL cases are measured against the REST request doing their work."""
     bearer = {"Authorization": f"Bearer {token}"}
-    return {"index": ("GET", "/posts", b"", {}),
-            "show related=comments,tags": ("GET", f"/posts/{post_id}", b"", bearer),
+    index = ("GET", "/posts", b"", {})
+    show = ("GET", f"/posts/{post_id}", b"", bearer)
+    return {"index": index, "index related=user,comments": ("GET", "/member_posts", b"", bearer),
+            "show related=comments,tags": show, "graphql postList(first: 15)": index,
+            "graphql post{comments,tags}": show,
             "store": ("POST", "/posts", STORE_BODY, {**bearer, "Content-Type": "application/json"})}
 
 

@@ -35,7 +35,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
              "reset_ttl": 60, "resets_per_account": 3, "resets_per_address": 20, "resends_per_account": 6,
              "mail_window_seconds": 3600, "reset_url": "", "verify_email": False, "require_verified": False,
              "verify_ttl": 60, "signing_secret": "",
-             "hash_threads": 2, "hash_queue": 64},
+             "hash_threads": 2, "hash_queue": 64, "identity_cache_size": 10_000, "identity_ttl": 1},
     "mail": {"url": "log", "from": "Restify <noreply@localhost>", "starttls": "auto", "timeout": 10,
              "retry_seconds": 5, "give_up_after_seconds": 86_400, "poll_seconds": 5, "lease_seconds": 30},
     "webhooks": {"timeout_seconds": 10, "retry_seconds": 2, "retry_for": 86_400, "poll_seconds": 1,
@@ -116,6 +116,10 @@ MEANINGS: dict[str, str] = {
     "auth.argon2_time_cost": "argon2id time cost of password hashes",
     "auth.argon2_memory_kib": "argon2id memory cost of password hashes, in KiB",
     "auth.token_ttl": "seconds a token lives; none: until logout or `restify token:revoke`",
+    "auth.identity_cache_size": "tokens each process remembers who they are (least recently used out first); 0: "
+                                "read the token and its user on every request",
+    "auth.identity_ttl": "seconds a process trusts who a token is without change streams to tell it of a "
+                         "revocation, password change or deleted user (a standalone MongoDB)",
     "auth.login_abilities": "the abilities of tokens made by login and register (`[\"*\"]`: everything the user may "
                             "do; e.g. `[\"posts:read\"]`); see [Tokens and abilities](tokens.md)",
     "auth.login_attempts_per_account": "login attempts per account per window, counted before the password "

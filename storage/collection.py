@@ -92,14 +92,25 @@ def _stored(document: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
     return stored, oid
 
 
+_ADDING = {"insert", "insert_many"}
+_REMOVING = {"delete", "remove", "delete_where", "drop"}
+
+
 def _writing(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]:
-    """A write: once it is done (or failed, perhaps halfway), the counts kept for the collection are stale."""
+    """A write: once it is done (or failed, perhaps halfway), the counts kept for the collection are
+    stale, and so is what this process remembers of documents it changed or removed (`revision`)."""
+    adds, removes = method.__name__ in _ADDING, method.__name__ in _REMOVING
+
     @functools.wraps(method)
     async def wrapped(self: "Collection", *args: Any, **kwargs: Any) -> T:
         try:
             return await method(self, *args, **kwargs)
         finally:
             counts.wrote(self._col)
+            if not adds:
+                self.revision += 1
+            if removes:
+                self.removals += 1
     return wrapped
 
 
@@ -110,6 +121,10 @@ class Collection:
     def __init__(self, motor_collection: Any, support: Callable[[], Awaitable[IndexSupport]] | None = None) -> None:
         self._col = motor_collection
         self.name: str = motor_collection.name
+        # Writes by this process that changed or removed stored documents (inserts are not counted),
+        # and those that removed some: what a per-process cache of documents compares against.
+        self.revision = 0
+        self.removals = 0
         self._support: IndexSupport | None = None
         self._ask_support = support
 

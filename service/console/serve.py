@@ -31,6 +31,7 @@ from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets
 
 from service.config import Settings
+from service.core.operations import auth
 from service.console import logs
 from service.console.prune import remove_stale_temporary_files
 from service.console.recovery import recover_at_start, recover_periodically
@@ -77,7 +78,8 @@ async def _run_server(settings: Settings, uri: str, listen: Callable[[HTTPServer
     live = [asyncio.create_task(follow_schema(app, graphql, stop)),
             asyncio.create_task(recover_periodically(app, stop)),
             asyncio.create_task(run_sender(settings, app.db, stop)),  # one process at a time sends (a lease)
-            asyncio.create_task(run_webhooks(app, stop))]  # one process at a time per webhook (a lease each)
+            asyncio.create_task(run_webhooks(app, stop)),  # one process at a time per webhook (a lease each)
+            asyncio.create_task(auth.follow_identities(app, stop))]  # who a token is, forgotten when it changes
     if watch:
         live.append(asyncio.create_task(run_worker(settings, stop)))
     on_ready(list(app.registry.resources))

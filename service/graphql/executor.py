@@ -30,7 +30,7 @@ from service.graphql.config import GraphQLConfig
 from service.graphql.fast import PlainFieldExecutor
 from service.graphql.generator import build_schema_objects, exposed, lower_first
 from service.graphql.limits import Measure, Size
-from service.graphql.resolvers import RepositoryResolvers, relation_resolver
+from service.graphql.resolvers import PLANS, RepositoryResolvers, relation_resolver
 from service.graphql.scalars import bind_scalars
 from service.graphql.subscriptions import bind_subscriptions
 from service.graphql.validation import refusal_body, validation_errors
@@ -46,6 +46,9 @@ class Prepared:
     errors: list[dict[str, Any]] = field(default_factory=list)  # syntax, depth, cost, validation: the answer
     refusal: str | None = None  # over the token or selection limit: a 400 with this message
     measure: Measure | None = None
+    # What each repository field of the document selects (resolvers.RepositoryResolvers.context): planned
+    # by its first request, for every later one, and gone with the document.
+    plans: dict[Any, Any] = field(default_factory=dict)
 
 
 def error_body(error: GraphQLError) -> dict[str, Any]:
@@ -233,7 +236,8 @@ class GraphQLEndpoint:
         # further place they write one (service.core.declarations.budget).
         context.budget = Budget(self.app.settings.max_response_bytes, copies=False)
         result = execute(self.schema, document, variable_values=variables, operation_name=operation_name,
-                         context_value={"context": context}, executor_class=PlainFieldExecutor)
+                         context_value={"context": context, PLANS: prepared.plans},
+                         executor_class=PlainFieldExecutor)
         if inspect.isawaitable(result):
             result = await result
         if context.budget.spent:  # one error for the answer, not one per field that went on to charge it

@@ -27,6 +27,9 @@ from service.graphql.selection import (
 RELATIONSHIPS = "__relationships"
 
 
+PLANS = "plans"  # the key, in a request's GraphQL context, of its document's plans
+
+
 def flatten(resource_object: dict[str, Any]) -> dict[str, Any]:
     # `version` first: an attribute of that name is what the type's field of that name shows.
     flat = {"id": resource_object["id"], "version": resource_object.get("meta", {}).get("version"),
@@ -92,15 +95,28 @@ class RepositoryResolvers(BulkResolvers):
 
     def context(self, info: GraphQLResolveInfo, **params: Any) -> Context:
         base: Context = info.context["context"]
-        depth = max_related_depth(self.app.settings)
-        related = leaf_paths(related_paths(self._resource(), info, depth=depth + 1))
+        related, selected = self._plan(info)
         values = {k: str(v) for k, v in params.items() if v is not None}
         if related:
             values["related"] = related
         # The client address goes along: a guest's expensive queries take turns by it.
         return Context(user=base.user, door="graphql", params=values, base_url=base.base_url, budget=base.budget,
-                       extras={"address": base.extras.get("address"),
-                               SELECTED: selected_names(self._resource(), info, depth + 1)})
+                       extras={"address": base.extras.get("address"), SELECTED: selected})
+
+    def _plan(self, info: GraphQLResolveInfo) -> tuple[str, dict[str, frozenset[str]]]:
+        """The relations this field loads and the fields it selects per type: worked out from the
+        document once, then kept with it (the document's nodes and fragments never change; the key
+        holds the repository, so a reloaded registry plans again)."""
+        resource, depth = self._resource(), max_related_depth(self.app.settings)
+        plans = info.context.get(PLANS)
+        key = (id(info.field_nodes[0]), len(info.field_nodes), id(resource), depth)
+        planned = plans.get(key) if plans is not None else None
+        if planned is None or planned[0] is not resource:
+            planned = (resource, leaf_paths(related_paths(resource, info, depth=depth + 1)),
+                       selected_names(resource, info, depth + 1))
+            if plans is not None:
+                plans[key] = planned
+        return planned[1], planned[2]
 
     # -- operations ---------------------------------------------------------
     def _relatable(self, info: GraphQLResolveInfo) -> int:

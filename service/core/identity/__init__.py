@@ -2,6 +2,7 @@
 
 May import: kernel, declarations, reading (docs/architecture.md: the layers and their rules).
 """
+from service.core.identity.known import Known, follow, identities
 from service.core.identity.ratelimit import (judge_password, login_attempt, password_matches, registration_attempt,
                                              resend_attempt, reset_attempt)
 from service.core.identity.resets import create_reset_token, use_reset_token
@@ -16,6 +17,8 @@ __all__ = [
     "TOKENS", "abilities_of", "after_user_delete", "after_user_update", "create_token", "described", "digest",
     "issue_token", "judge_password", "login_attempt", "mark_used", "password_matches", "registration_attempt",
     "revoke_token", "revoke_tokens", "tokens_of",
+    # who a token is, remembered per process
+    "Known", "follow", "identities",
     # accounts: password resets and email verification
     "VERIFIED", "after_address_change", "create_reset_token", "email_hash", "is_verified", "link_state",
     "refuse_unverified", "resend_attempt", "reset_attempt", "send_verification", "unverified_on_change",

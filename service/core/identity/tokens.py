@@ -92,6 +92,7 @@ async def mark_used(app: "Restify", stored: dict[str, Any]) -> None:
     if isinstance(last, str) and last > iso(moment - timedelta(seconds=USED_EVERY)):
         return
     await app.db.collection(TOKENS).update(stored["id"], {"last_used_at": iso(moment)})
+    stored["last_used_at"] = iso(moment)  # a remembered token is not marked again for a minute
 
 
 async def revoke_tokens(app: "Restify", user_id: str, keep: str | None = None) -> int:

@@ -4,12 +4,13 @@ Passwords are argon2id hashes, made and checked in the hashing lane (`passwords`
 are compared as the `email` rule stores them (`rules.email_key`): NFKC-normalized, trimmed and
 lowercased.
 """
+import asyncio
 import hmac
 from typing import Any
 
-from service.core.declarations import Context, Model, Restify
-from service.core.identity import (TOKENS, abilities_of, create_token, digest, judge_password, login_attempt,
-                                   mark_used, registration_attempt, revoke_tokens)
+from service.core.declarations import Context, Model, Resource, Restify
+from service.core.identity import (TOKENS, Known, abilities_of, create_token, digest, follow, identities,
+                                   judge_password, login_attempt, mark_used, registration_attempt, revoke_tokens)
 from service.core.kernel import Unauthenticated, ValidationFailed
 from service.core.operations.accounts import after_registration
 from service.core.operations.users import find_by_email, user_repository
@@ -22,33 +23,63 @@ BAD_CREDENTIALS = "These credentials do not match our records."
 
 
 async def authenticate(app: Restify, token: str) -> Model:
-    """The user a bearer token belongs to; Unauthenticated for anything else."""
+    """The user a bearer token belongs to; Unauthenticated for anything else. A token this process
+    knows (identity.known) costs no read."""
     app = app.pinned()
     token_id, _, secret = token.partition("|")
     if not secret or not is_valid_id(token_id):
         raise Unauthenticated()
+    resource = user_repository(app)
+    remembered, key = identities(app), digest(token)
+    stamp = (app.collection(resource).revision, app.db.collection(TOKENS).removals)
+    known = remembered.get(key, stamp)
+    if known is not None and not _expired(known.token):
+        await mark_used(app, known.token)
+        return _as_model(resource, dict(known.user), known.token)
+    generation = remembered.generation
     stored = await app.db.collection(TOKENS).find_by_id(token_id)
     if stored is None or not hmac.compare_digest(stored.get("token_hash", ""), digest(secret)):
         raise Unauthenticated()
-    user = await token_user(app, stored)
+    user = await _user_of(app, resource, stored)
+    remembered.put(key, Known(stored, dict(user), stamp, 0.0), generation)
     await mark_used(app, stored)
+    return _as_model(resource, user, stored)
+
+
+def _expired(stored: dict[str, Any]) -> bool:
+    expires = stored.get("expires_at")
+    return isinstance(expires, str) and expires <= now()  # ISO strings of one format compare chronologically
+
+
+async def _user_of(app: Restify, resource: Resource, stored: dict[str, Any]) -> dict[str, Any]:
+    if _expired(stored):
+        await app.db.collection(TOKENS).delete(stored["id"])
+        raise Unauthenticated()
+    user = await app.collection(resource).find_by_id(stored.get("user_id", ""))
+    if user is None:
+        raise Unauthenticated()
     return user
+
+
+def _as_model(resource: Resource, user: dict[str, Any], stored: dict[str, Any]) -> Model:
+    user["_token_id"] = stored["id"]
+    user["_abilities"] = abilities_of(stored)  # what `Context.can` reads
+    return resource.model(user)
 
 
 async def token_user(app: Restify, stored: dict[str, Any]) -> Model:
     """The user of a stored token whose secret was checked (a bearer header, or the token a live-feed
     ticket acts for); Unauthenticated when it expired or its user is gone."""
-    expires = stored.get("expires_at")
-    if expires and expires <= now():  # ISO strings of one format compare chronologically
-        await app.db.collection(TOKENS).delete(stored["id"])
-        raise Unauthenticated()
     resource = user_repository(app)
-    user = await app.collection(resource).find_by_id(stored.get("user_id", ""))
-    if user is None:
-        raise Unauthenticated()
-    user["_token_id"] = stored["id"]
-    user["_abilities"] = abilities_of(stored)  # what `Context.can` reads
-    return resource.model(user)
+    return _as_model(resource, await _user_of(app, resource, stored), stored)
+
+
+async def follow_identities(app: Restify, stop: asyncio.Event) -> None:
+    """Keeps who tokens are, as this process remembers them, in step with every process's writes
+    (the tokens and users change streams) until `stop` is set."""
+    resource = app.user_resource
+    if resource is not None:
+        await follow(app, resource.collection, stop)
 
 
 def _with_token(data: dict[str, Any], token: str) -> dict[str, Any]:

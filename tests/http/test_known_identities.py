@@ -1,0 +1,82 @@
+"""Who a token is, remembered per process: a known token costs no read, a bounded cache still
+answers for everyone, and this process's own revocations, password changes and deletions are
+refused at once. Only a process that follows the change streams remembers (as `restify serve` does)."""
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+
+from service.core.identity import TOKENS, identities
+from service.core.operations import auth
+
+PREFIX = "/api/restify"
+PROFILE = f"{PREFIX}/profile"
+
+
+@asynccontextmanager
+async def following(restify) -> AsyncIterator[None]:
+    """This process follows the tokens and users change streams while the block runs."""
+    stop = asyncio.Event()
+    task = asyncio.ensure_future(auth.follow_identities(restify, stop))
+    try:
+        await asyncio.wait_for(identities(restify).watched.wait(), 30)
+        yield
+    finally:
+        stop.set()
+        await task
+
+
+def _identity_reads(commands, users: str = "users") -> list[tuple[str, str]]:
+    return [c for c in commands.reads() if c[1] in (TOKENS, users)]
+
+
+async def test_a_known_token_reads_neither_the_token_nor_the_user(api, commands, restify):
+    async with following(restify):
+        ann = await api.register("Ann")
+        assert (await api.get(PROFILE, token=ann["token"])).status == 200
+        commands.reset()
+        response = await api.get(PROFILE, token=ann["token"])
+        assert (response.status, response.json["id"]) == (200, ann["id"])
+        assert _identity_reads(commands) == []
+
+
+class TestAtItsBound:
+    @pytest.fixture
+    def config(self, config):
+        config["auth"]["identity_cache_size"] = 2
+        return config
+
+    async def test_every_token_is_answered_as_its_own_user(self, api, restify):
+        async with following(restify):
+            users = [await api.register(name) for name in ("Ann", "Bob", "Cid", "Dee")]
+            for _ in range(3):
+                for user in users + users[::-1]:
+                    response = await api.get(PROFILE, token=user["token"])
+                    assert (response.status, response.json["id"]) == (200, user["id"])
+            assert len(identities(restify)) == 2
+
+
+async def test_a_logout_on_this_process_is_refused_at_once(api, restify):
+    async with following(restify):
+        ann = await api.register("Ann")
+        assert (await api.get(PROFILE, token=ann["token"])).status == 200
+        assert (await api.post("/api/logout", token=ann["token"])).status == 204
+        assert (await api.get(PROFILE, token=ann["token"])).status == 401
+
+
+async def test_a_profile_change_on_this_process_is_seen_at_once(api, restify):
+    async with following(restify):
+        ann = await api.register("Ann")
+        assert (await api.get(PROFILE, token=ann["token"])).json["attributes"]["name"] == "Ann"
+        changed = await api.put(PROFILE, {"name": "Anne", "email": ann["email"]}, token=ann["token"])
+        assert changed.status == 200, changed.body
+        assert (await api.get(PROFILE, token=ann["token"])).json["attributes"]["name"] == "Anne"
+
+
+async def test_a_deleted_user_on_this_process_is_refused_at_once(api, restify):
+    async with following(restify):
+        ann = await api.register("Ann")
+        assert (await api.get(PROFILE, token=ann["token"])).status == 200
+        assert (await api.delete(f"{PREFIX}/users/{ann['id']}", token=ann["token"])).status == 204
+        assert (await api.get(PROFILE, token=ann["token"])).status == 401
