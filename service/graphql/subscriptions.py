@@ -17,7 +17,7 @@ from service.core.declarations.app import Restify
 from service.core.declarations.context import Context
 from service.core.declarations.registry import Resource
 from service.core.live.feeds import feeds
-from service.core.live.subscription import DELETED
+from service.core.live.events import DELETED
 from service.core.reading.filter_objects import FILTER
 from service.graphql.resolvers import flatten
 
