@@ -47,12 +47,18 @@ class _Channel:
                 del self._views[subscription.view]
 
     async def __call__(self, changes: list[Change]) -> None:
+        # Every change of the batch is judged first (judging may wait on the database), then handed
+        # out without a pause: a subscriber wakes once per batch, and sends it in one write.
+        judged = []
         for change in changes:
             shared: dict[Any, Any] = {}
             for group in list(self._views.values()):
                 members = list(group)
-                verdict = await verdicts.judge(members[0], change, shared)  # once for the whole view
-                for subscriber in members:
+                if members:
+                    judged.append((change, members, await verdicts.judge(members[0], change, shared), shared))
+        for change, members, verdict, shared in judged:
+            for subscriber in members:
+                if subscriber.ended is None:
                     event = subscriber.receive(change, verdict, shared)
                     if event is not None:
                         subscriber.offer(event)
