@@ -32,6 +32,42 @@ class AccessRevoked(FeedEnded):
     code = "UNAUTHENTICATED"
 
 
+class _Signal:
+    """An event its one reader waits on with a timeout, as `asyncio.wait_for(event.wait(), t)` would
+    but without the task that makes per wait (Python 3.11): a fan-out wakes every subscriber."""
+
+    def __init__(self) -> None:
+        self._set = False
+        self._waiter: asyncio.Future[bool] | None = None
+
+    def set(self) -> None:
+        self._set = True
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(True)
+
+    def clear(self) -> None:
+        self._set = False
+
+    async def wait(self, timeout: float | None) -> bool:
+        """True once set, False after `timeout` seconds without."""
+        if self._set:
+            return True
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = None if timeout is None else loop.call_later(timeout, _expire, waiter)
+        try:
+            return await waiter
+        finally:
+            self._waiter = None
+            if timer is not None:
+                timer.cancel()
+
+
+def _expire(waiter: "asyncio.Future[bool]") -> None:
+    if not waiter.done():
+        waiter.set_result(False)
+
+
 class Subscription:
     """One subscriber's view of one repository: its filters, its queue, the ids sent to it."""
 
@@ -45,7 +81,7 @@ class Subscription:
         self._max_queue = int(app.settings.number("live", "max_queue"))
         self._max_sent = int(app.settings.number("live", "max_sent_ids"))
         self._queue: deque[Event] = deque()
-        self._arrived = asyncio.Event()
+        self._arrived = _Signal()
         self._sent: OrderedDict[str, None] = OrderedDict()   # ids this subscriber may know, oldest first
         self._pending: list[Event] | None = None               # live events held while catching up
         self.ended: FeedEnded | None = None
@@ -59,9 +95,7 @@ class Subscription:
             if self.ended is not None:
                 raise self.ended
             self._arrived.clear()
-            try:
-                await asyncio.wait_for(self._arrived.wait(), timeout)
-            except asyncio.TimeoutError:
+            if not await self._arrived.wait(timeout):
                 return None
         if self.ended is not None:
             raise self.ended  # dropped or revoked: what is still queued is not theirs to read
