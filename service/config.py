@@ -221,8 +221,8 @@ MEANINGS: dict[str, str] = {
     "live.idle_ms": "pause of a change-stream watcher between empty batches (the embedded server answers an "
                     "idle getMore at once)",
     "live.ticket_seconds": "seconds a browser's single-use feed ticket is valid",
-    "live.pre_images": "ask MongoDB 6.0+ for pre-delete images (enable `changeStreamPreAndPostImages` on the "
-                       "collections)",
+    "live.pre_images": "ask MongoDB 6.0+ for pre-images of updates and deletes: `serve` enables "
+                       "`changeStreamPreAndPostImages` on the repositories' collections with their indexes",
     "actions.max_records": "records one action run may select (`\"all\"` or a list of ids); over it a 400 or "
                            "422; 0 or null: no cap",
     "bulk.max_items": "items one bulk write may hold; over it a 422; 0 or null: no cap",

@@ -20,13 +20,14 @@ The embedded server (nx-27017) differs from MongoDB, and this module is where th
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pymongo.errors import OperationFailure, PyMongoError
 
 from storage.errors import StorageError, Unavailable
 from storage.ids import to_plain
+from storage.pre_images import pre_images
 
 log = logging.getLogger("restify.changes")
 
@@ -53,6 +54,7 @@ class Change:
     id: str
     token: str                  # the resume token that comes right after this change
     document: dict | None       # as written (insert, update); as it was before a delete, when known
+    before: dict | None = None  # an update's record as it was just before, when known (storage/pre_images.py)
 
 
 Listener = Callable[[list[Change]], Awaitable[None]]
@@ -77,10 +79,14 @@ def _change(event: dict[str, Any]) -> Change | None:
         return None  # drop, rename, invalidate: nothing a record feed can say
     source = event.get("fullDocumentBeforeChange") or event.get("fullDocument") if operation == "delete" \
         else event.get("fullDocument")
-    document = None
-    if isinstance(source, dict):
-        document = to_plain({**source, "_id": key})  # the embedded server's _id is an internal object
-    return Change(operation, str(key), _token_text(event["_id"]), document)
+    prior = event.get("fullDocumentBeforeChange") if operation == "update" else None
+    return Change(operation, str(key), _token_text(event["_id"]), _plain(source, key), _plain(prior, key))
+
+
+def _plain(source: Any, key: Any) -> dict | None:
+    if not isinstance(source, dict):
+        return None
+    return to_plain({**source, "_id": key})  # the embedded server's _id is an internal object
 
 
 def _refusal(error: OperationFailure) -> StorageError | None:
@@ -188,8 +194,23 @@ class Watcher:
         if self._stopping is not None:
             await asyncio.gather(self._stopping, return_exceptions=True)
 
+    async def _with_pre_images(self, changes: list[Change]) -> list[Change]:
+        """The changes, each update with the pre-image a write of this process handed over when
+        the stream gave none."""
+        handed = pre_images(self._col.database.name, self._col.name)
+        found = []
+        for change in changes:
+            if change.operation == "update" and change.before is None:
+                before = await handed.take(change.id, change.document)
+                if before is not None:
+                    change = replace(change, before=before)
+            found.append(change)
+        return found
+
     async def _run(self, opened: asyncio.Future) -> None:
         stream = _Stream(self._col, self._pre_images)
+        handed = pre_images(self._col.database.name, self._col.name)
+        handed.watched = True
         failures = 0
         try:
             while self._listeners:
@@ -220,11 +241,14 @@ class Watcher:
                     continue
                 self.token = stream.token
                 if changes:
+                    changes = await self._with_pre_images(changes)
                     for listener in list(self._listeners):
                         await _deliver(listener, changes)
                 else:
                     await asyncio.sleep(self.idle_seconds)  # the embedded server would answer at once
         finally:
+            if self._task is None or self._task is asyncio.current_task():
+                handed.clear()
             if not opened.done():
                 opened.cancel()
             await stream.close()

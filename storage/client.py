@@ -4,10 +4,12 @@ Every operation is bounded by pymongo's client-side operation timeout (`timeoutM
 server selection, connection checkout and socket reads together, so a stopped server
 (alive but silent) fails the call in time instead of leaving it waiting on a read.
 """
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from motor.motor_asyncio import AsyncIOMotorClient
+from pymongo.errors import OperationFailure, PyMongoError
 from pymongo.uri_parser import parse_uri
 
 from storage import counts
@@ -21,7 +23,9 @@ from storage.indexes import IndexSupport, index_support, profile_name
 from storage.journal import Journal
 from storage.outbox import Outbox
 
+log = logging.getLogger("restify.storage")
 DEFAULT_DATABASE = "restify"
+_NAMESPACE_NOT_FOUND = 26
 DEFAULT_TIMEOUT_MS = 2000
 T = TypeVar("T")
 
@@ -74,6 +78,21 @@ class Database:
         if name not in self._watchers:
             self._watchers[name] = Watcher(self._db[name], idle_seconds, pre_images)
         return self._watchers[name]
+
+    async def keep_pre_images(self, names: list[str]) -> None:
+        """Asks MongoDB 6.0+ to keep each collection's pre-images (`changeStreamPreAndPostImages`), which
+        change streams then give as `fullDocumentBeforeChange`; a server that cannot is logged, not fatal."""
+        for name in names:
+            option = {"changeStreamPreAndPostImages": {"enabled": True}}
+            try:
+                try:
+                    await self._db.command({"collMod": name, **option})
+                except OperationFailure as error:
+                    if error.code != _NAMESPACE_NOT_FOUND:
+                        raise
+                    await self._db.command({"create": name, **option})
+            except PyMongoError as error:
+                log.warning("collection %s keeps no pre-images: %s", name, error)
 
     async def changes_since(self, name: str, token: str, limit: int = 1000, pre_images: bool = False) -> list[Change]:
         """The changes to `name` after `token`, up to now (HistoryLost for a token it cannot resume)."""

@@ -18,6 +18,7 @@ from storage.guard import unavailable_as_error
 from storage.id_pages import IdBound, all_beyond, bounded, id_bound, without_position
 from storage.ids import ids_as_text, to_object_id, to_plain
 from storage.keyset_reads import keyset_reads
+from storage.pre_images import pre_images, settle
 from storage.search_parts import OutOfOrder, merged, search_parts
 from storage.indexes import ExistingIndex, IndexSupport, Keys, create_index, drop_index, index_support, list_indexes
 
@@ -308,7 +309,17 @@ class Collection:
         The "before" is what this very write replaced, whatever other writers did meanwhile, so a
         caller can clean up exactly what it overwrote (an old file); the "after" shows the values
         it wrote, not a later writer's. With `versions`, the write changes the document only at one
-        of them, in the same atomic step, and raises Stale when the document is at another."""
+        of them, in the same atomic step, and raises Stale when the document is at another.
+        A change-stream watcher of this process gets the "before" as the change's pre-image."""
+        slot = pre_images(self._col.database.name, self.name).expect(id)
+        swapped = None
+        try:
+            swapped = await self._swap(id, values, versions)
+        finally:
+            settle(slot, swapped)
+        return swapped
+
+    async def _swap(self, id: str, values: Mapping[str, Any], versions: Versions) -> tuple[dict, dict] | None:
         oid = to_object_id(id)
         if oid is None:
             return None

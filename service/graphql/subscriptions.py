@@ -6,6 +6,7 @@ the subscriber by scope, `show` and visible fields exactly as on REST. `filter` 
 `<Type>Filter` (service/graphql/index_types.py): the feed tests each changed record with its operators.
 """
 from collections.abc import AsyncIterator, Callable
+from functools import partial
 from typing import Any
 
 from graphql import (
@@ -17,9 +18,10 @@ from service.core.declarations.app import Restify
 from service.core.declarations.context import Context
 from service.core.declarations.registry import Resource
 from service.core.live.feeds import feeds
-from service.core.live.subscription import DELETED
+from service.core.live.events import DELETED, Event
 from service.core.reading.filter_objects import FILTER
 from service.graphql.resolvers import flatten
+from service.graphql.shared_events import ChangePayload
 
 CHANGE_OPERATION = GraphQLEnumType("ChangeOperation", {"CREATED": "CREATED", "UPDATED": "UPDATED",
                                                        "DELETED": "DELETED"})
@@ -64,13 +66,18 @@ def _subscriber(app: Restify, name: str) -> Callable[..., Any]:
 
 
 async def _changes(subscription: Any) -> AsyncIterator[dict[str, Any]]:
+    """Each event as the root value of its execution: one object for every subscriber it goes to."""
     try:
         while True:
             event = await subscription.next()
-            record = flatten(event.body["data"]) if event.kind != DELETED else None
-            yield {"operation": event.kind.upper(), "id": event.id, "record": record}
+            yield event.made("graphql", partial(_payload, event))
     finally:
         subscription.close()
+
+
+def _payload(event: Event) -> ChangePayload:
+    record = flatten(event.body["data"]) if event.kind != DELETED and event.body is not None else None
+    return ChangePayload(operation=event.kind.upper(), id=event.id, record=record)
 
 
 def bind_subscriptions(app: Restify, schema: GraphQLSchema, resources: list[Resource]) -> None:

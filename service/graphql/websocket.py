@@ -24,7 +24,7 @@ from service.core.kernel.errors import BadRequest, RestifyError, TooManyRequests
 from service.core.live.subscription import AccessRevoked, ConsumerTooSlow
 from service.core.operations import auth
 from service.graphql.executor import error_body, error_entry, result_body
-from service.graphql.fast import PlainFieldExecutor
+from service.graphql.shared_events import SharedEventExecutor, SharedResult
 from service.graphql.service import GraphQLService
 from service.http.base import SERVER_NAME, encode_json
 
@@ -197,7 +197,7 @@ class GraphQLSocket(WebSocketHandler):
             return
         stream = subscribe(endpoint.schema, document, context_value={"context": context},
                            variable_values=variables if isinstance(variables, dict) else None, operation_name=name,
-                           executor_class=PlainFieldExecutor)  # each event is executed once per subscriber
+                           executor_class=SharedEventExecutor)  # once per event and selection
         if isinstance(stream, Awaitable):
             stream = await stream
         if isinstance(stream, ExecutionResult):
@@ -205,18 +205,19 @@ class GraphQLSocket(WebSocketHandler):
             return
         stream = cast(AsyncGenerator[ExecutionResult, None], stream)  # typed AsyncIterator, made by an async generator
         try:
+            head = b'{"id":' + encode_json(id) + b',"type":"next","payload":'
             async for result in stream:
                 # Awaited: a client that reads slowly holds the feed's queue, which is bounded.
-                await self._send({"id": id, "type": "next", "payload": result_body(result)})
+                await self._send(head + encoded(result) + b"}")
         finally:
             await stream.aclose()
         self._send({"id": id, "type": "complete"})
 
-    def _send(self, message: dict[str, Any]) -> "asyncio.Future[None]":
-        """Sends a message; the result resolves once it is written (awaiting it is optional)."""
+    def _send(self, message: dict[str, Any] | bytes) -> "asyncio.Future[None]":
+        """Sends a message (or its JSON); the result resolves once it is written (awaiting it is optional)."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         try:
-            written = self.write_message(encode_json(message))
+            written = self.write_message(message if isinstance(message, bytes) else encode_json(message))
         except WebSocketClosedError:
             done.set_result(None)
             return done
@@ -233,6 +234,15 @@ class GraphQLSocket(WebSocketHandler):
         for task in self._operations.values():
             task.cancel()
         self._operations.clear()
+
+
+def encoded(result: ExecutionResult) -> bytes:
+    """The result's JSON (`{"data": ...}`), made once for a result subscribers share."""
+    if not isinstance(result, SharedResult):
+        return encode_json(result_body(result))
+    if result.encoded is None:
+        result.encoded = encode_json(result_body(result))
+    return result.encoded
 
 
 class _Upgrades(PathMatches):

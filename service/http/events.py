@@ -10,7 +10,8 @@ from service.core.declarations.app import Restify
 from service.core.kernel.errors import BadRequest
 from service.core.live import tickets
 from service.core.live.feeds import feeds
-from service.core.live.subscription import Event, FeedEnded, Subscription
+from service.core.live.events import Event
+from service.core.live.subscription import FeedEnded, Subscription
 from service.http.base import JsonHandler, encode_json
 
 # Names a client might try to pass a token under; a token in a URL ends up in logs and histories.
@@ -24,7 +25,10 @@ def frame(kind: str, body: Any, id: str | None = None) -> bytes:
 
 
 def event_frame(event: Event) -> bytes:
-    return frame(event.kind, event.body if event.body is not None else {}, event.token)
+    """The event's frame, made once for every subscriber it goes to."""
+    framed: bytes = event.made("sse", lambda: frame(event.kind, event.body if event.body is not None else {},
+                                                    event.token))
+    return framed
 
 
 class EventsHandler(JsonHandler):

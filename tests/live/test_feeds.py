@@ -56,3 +56,19 @@ async def test_without_a_pre_image_a_delete_reaches_only_subscribers_the_record_
         assert await subscription.judge(Change("delete", sent["id"], "t3", None), {}) is None  # once
     finally:
         subscription.close()
+
+
+async def test_subscribers_with_the_same_view_share_one_event(restify, db):
+    """One judgement, one presentation and one event per view and change, whoever receives it."""
+    guest = Context(door="rest", extras={"address": "127.0.0.1"})
+    other = Context(door="rest", extras={"address": "127.0.0.2"})  # another guest sees alike
+    subscriptions = [await feeds(restify).subscribe("posts", context) for context in (guest, guest, other)]
+    try:
+        assert len({s.view for s in subscriptions}) == 1
+        await db.collection("posts").insert({"title": "shared"})
+        events = [await s.next(WAIT) for s in subscriptions]
+        assert events[0] is events[1] is events[2]
+        assert events[0].made("sse", lambda: b"frame") is events[2].made("sse", lambda: b"other")
+    finally:
+        for subscription in subscriptions:
+            subscription.close()

@@ -131,6 +131,27 @@ async def test_each_subscriber_gets_only_what_show_allows_them(api, restify, bas
         await stream.close()
 
 
+async def test_a_record_loaded_before_subscribing_leaves_and_enters_the_view(api, restify, base_url, ann, bob,
+                                                                              published_or_own):
+    public = await post(api, ann["token"], title="Ann's post", published=True)  # loaded by index, before
+    async with session(base_url, ann["token"]) as hers, session(base_url, bob["token"]) as his:
+        her_stream, her_first = await open_stream(restify, hers)
+        his_stream, his_first = await open_stream(restify, his, count=2)
+        await api.patch(f"{PREFIX}/posts/{public['id']}", {"published": False}, token=ann["token"])
+        assert (await asyncio.wait_for(his_first, WAIT))["postChanged"] == {
+            "operation": "DELETED", "id": public["id"], "record": None}
+        assert (await asyncio.wait_for(her_first, WAIT))["postChanged"] == {
+            "operation": "UPDATED", "id": public["id"],
+            "record": {"id": public["id"], "title": "Ann's post", "published": False}}
+        await api.patch(f"{PREFIX}/posts/{public['id']}", {"published": True}, token=ann["token"])
+        assert await his_stream.next() == {
+            "operation": "CREATED", "id": public["id"],
+            "record": {"id": public["id"], "title": "Ann's post", "published": True}}
+        assert (await her_stream.next())["operation"] == "UPDATED"
+        await his_stream.close()
+        await her_stream.close()
+
+
 # -- the protocol, through a plain websockets client ---------------------------------------------------
 async def connect(base_url: str, token: str | None = None, **options):
     ws = await websockets.connect(socket_url(base_url), subprotocols=[PROTOCOL], **options)

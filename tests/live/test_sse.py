@@ -142,13 +142,33 @@ async def test_a_subscriber_sees_only_what_show_allows_them(api, feeds, ann, bob
     his = await feeds(f"{PREFIX}/posts/events", token=bob["token"])
     draft = await post(api, ann["token"], title="draft", published=False)
     assert data(await hers.next())["data"]["id"] == draft["id"]
-    # Publishing makes it visible to Bob; unpublishing takes it out of his view: a delete for him only.
+    # Publishing brings it into Bob's view (a create for him: the draft never reached him); unpublishing
+    # takes it out of his view: a delete for him only.
     await api.patch(f"{PREFIX}/posts/{draft['id']}", {"published": True}, token=ann["token"])
     event = await his.next()
-    assert (event.event, data(event)["data"]["id"]) == ("updated", draft["id"])  # the draft's creation never reached him
+    assert (event.event, data(event)["data"]["id"]) == ("created", draft["id"])
     await api.patch(f"{PREFIX}/posts/{draft['id']}", {"published": False}, token=ann["token"])
     assert (await his.next()).event == "deleted"
     assert [(await hers.next()).event for _ in range(2)] == ["updated", "updated"]
+
+
+async def test_a_record_loaded_before_subscribing_leaves_and_enters_the_view(api, feeds, ann, bob,
+                                                                              published_or_own):
+    # Bob loaded Ann's published post by index, then subscribed: it was never sent on his stream.
+    public = await post(api, ann["token"], title="public", published=True)
+    hers = await feeds(f"{PREFIX}/posts/events", token=ann["token"])
+    his = await feeds(f"{PREFIX}/posts/events", token=bob["token"])
+    await api.patch(f"{PREFIX}/posts/{public['id']}", {"published": False}, token=ann["token"])
+    event = await his.next()
+    assert (event.event, data(event)) == ("deleted", {"data": {"id": public["id"], "type": "posts"}})
+    event = await hers.next()
+    assert (event.event, data(event)["data"]["id"], data(event)["data"]["attributes"]["published"]) == \
+        ("updated", public["id"], False)
+    await api.patch(f"{PREFIX}/posts/{public['id']}", {"published": True}, token=ann["token"])
+    event = await his.next()
+    assert (event.event, data(event)["data"]["id"], data(event)["data"]["attributes"]["published"]) == \
+        ("created", public["id"], True)
+    assert (await hers.next()).event == "updated"
 
 
 async def test_a_delete_reaches_only_those_who_could_see_the_record(api, feeds, ann, bob, published_or_own):

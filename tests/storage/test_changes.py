@@ -65,6 +65,36 @@ async def test_watcher_reports_inserts_updates_and_deletes_with_ids_from_the_doc
     assert len({c.token for c in changes}) == 3
 
 
+async def test_an_update_carries_the_document_this_process_replaced(db, raw):
+    """The write path's swap hands the image it replaced to the watcher; another program's write
+    (here a plain Motor client) hands nothing, so its change has no pre-image on the embedded server."""
+    posts, seen = db.collection("posts"), Collector()
+    stored = await posts.insert({"title": "a", "published": True, VERSION: 1})  # as the write path stores it
+    watcher = db.watcher("posts")
+    await watcher.listen(seen)
+    try:
+        await posts.swap(stored["id"], {"published": False})
+        await posts.swap(stored["id"], {"title": "b"})
+        await raw.posts.update_one({"title": "b"}, {"$set": {"title": "c"}})
+        changes = await seen.wait_for(3)
+    finally:
+        watcher.forget(seen)
+        await watcher.stopped()
+    befores = [(c.before or {}).get("published") for c in changes]
+    assert [(c.before or {}).get(VERSION) for c in changes[:2]] == [1, 2]
+    assert befores[:2] == [True, False]
+    if EMBEDDED:
+        assert changes[2].before is None
+
+
+async def test_a_write_nobody_watches_keeps_no_pre_image(db):
+    from storage.pre_images import pre_images
+    posts = db.collection("posts")
+    stored = await posts.insert({"title": "a"})
+    await posts.swap(stored["id"], {"title": "b"})
+    assert pre_images(db.name, "posts")._slots == {}
+
+
 @pytest.mark.skipif(not EMBEDDED, reason="MongoDB gives a pre-delete image only with pre-images enabled")
 async def test_a_delete_carries_the_document_as_it_was_before_the_delete(db):
     posts, seen = db.collection("posts"), Collector()

@@ -107,4 +107,6 @@ class Restify:
                 return
             auto = self.settings.get("database", "auto_indexes")
             await states(self.db, index_plan(registry) if auto else unique_plan(registry), create=True)
+            if self.settings.value("live", "pre_images"):  # live feeds judge updates on the image before
+                await self.db.keep_pre_images([resource.collection for resource in registry.resources.values()])
             self._indexed.add(registry)

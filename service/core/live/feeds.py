@@ -2,11 +2,13 @@
 
 The database is the bus: every process watches the collections its subscribers follow (one
 change stream per collection, in storage), so a write made by any process reaches them all.
-For each change and each subscriber: only a record within the subscriber's filters and scope
-that `show()` allows is sent, serialized as show gives it to them; an update that takes a
-record they received out of their view is a `deleted` for them; a delete reaches only those
-who could see the record (on the pre-delete image when the server gives one, else on the ids
-already sent to them), so ids never leak. Each front door (SSE, GraphQL) only formats events.
+For each change and each view (subscribers with the same user, record id and filters; see
+service/core/live/verdicts.py), once: only a record within the view's filters and scope that
+`show()` allows is sent, serialized as show gives it to them. An update that takes a record out of
+a subscriber's view is a `deleted` for them, one that brings it in a `created`, judged on the
+record before the update (a pre-image) or, without one, on the ids already sent to them; a
+delete reaches only those who could see the record, so ids never leak. Each front door (SSE,
+GraphQL) only formats events, once per event and selection.
 
     LiveUnavailable (service.core.kernel.errors)   the database has no change streams
     FeedEnded -> ConsumerTooSlow | AccessRevoked   why a subscription stopped (service.core.live.subscription)
@@ -18,6 +20,7 @@ from typing import Any
 
 from service.core.declarations import READ, Context, Restify
 from service.core.kernel import LiveUnavailable, TooManyRequests
+from service.core.live import verdicts
 from service.core.live.subscription import AccessRevoked, Subscription
 from service.core.operations import TOKENS, enter
 from service.core.reading import index_query
@@ -25,18 +28,40 @@ from storage import Change, ChangesUnsupported
 
 
 class _Channel:
-    """The subscribers of one collection, fed by its one watcher."""
+    """The subscribers of one collection, fed by its one watcher, in groups that see changes alike."""
 
     def __init__(self) -> None:
         self.subscribers: set[Subscription] = set()
+        self._views: dict[str, dict[Subscription, None]] = {}   # view -> its subscribers, in order
+
+    def add(self, subscription: Subscription) -> None:
+        self.subscribers.add(subscription)
+        self._views.setdefault(subscription.view, {})[subscription] = None
+
+    def discard(self, subscription: Subscription) -> None:
+        self.subscribers.discard(subscription)
+        group = self._views.get(subscription.view)
+        if group is not None:
+            group.pop(subscription, None)
+            if not group:
+                del self._views[subscription.view]
 
     async def __call__(self, changes: list[Change]) -> None:
+        # Every change of the batch is judged first (judging may wait on the database), then handed
+        # out without a pause: a subscriber wakes once per batch, and sends it in one write.
+        judged = []
         for change in changes:
-            views: dict[Any, Any] = {}
-            for subscriber in list(self.subscribers):
-                event = await subscriber.judge(change, views)
-                if event is not None:
-                    subscriber.offer(event)
+            shared: dict[Any, Any] = {}
+            for group in list(self._views.values()):
+                members = list(group)
+                if members:
+                    judged.append((change, members, await verdicts.judge(members[0], change, shared), shared))
+        for change, members, verdict, shared in judged:
+            for subscriber in members:
+                if subscriber.ended is None:
+                    event = subscriber.receive(change, verdict, shared)
+                    if event is not None:
+                        subscriber.offer(event)
 
 
 class Feeds:
@@ -79,7 +104,7 @@ class Feeds:
         if last_event_id:
             subscription.hold()
         channel = self._channels.setdefault(subscription.resource.collection, _Channel())
-        channel.subscribers.add(subscription)
+        channel.add(subscription)
         try:
             await self._watcher(subscription.resource.collection).listen(channel)
             if subscription.token_id is not None:
@@ -119,7 +144,7 @@ class Feeds:
         channel = self._channels.get(subscription.resource.collection)
         if channel is None or subscription not in channel.subscribers:
             return
-        channel.subscribers.discard(subscription)
+        channel.discard(subscription)
         self._by_owner[subscription.owner] -= 1
         if not self._by_owner[subscription.owner]:
             del self._by_owner[subscription.owner]

@@ -4,21 +4,17 @@
 """
 import asyncio
 from collections import OrderedDict, deque
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from service.core.declarations import DELETED_AT, Context, Resource
+from service.core.declarations import Context, Resource
 from service.core.kernel import satisfies
-from service.core.live import audience
+from service.core.live import audience, verdicts
+from service.core.live.events import DELETED, RESET, Event
 from service.core.reading import IndexQuery, visibility_of
-from service.core.writing import RESTORED, TRASHED, trash_change
 from storage import Change, HistoryLost
 
 if TYPE_CHECKING:
     from service.core.live.feeds import Feeds
-
-CREATED, UPDATED, DELETED, RESET = "created", "updated", "deleted", "reset"
-_KINDS = {"insert": CREATED, "update": UPDATED}
 
 
 class FeedEnded(Exception):
@@ -36,12 +32,40 @@ class AccessRevoked(FeedEnded):
     code = "UNAUTHENTICATED"
 
 
-@dataclass(frozen=True)
-class Event:
-    kind: str                     # created | updated | deleted | reset
-    id: str | None
-    token: str | None             # where a client resumes from (SSE `id:`)
-    body: dict[str, Any] | None   # {"data": resource}; deleted: {"data": {"id", "type"}}
+class _Signal:
+    """An event its one reader waits on with a timeout, as `asyncio.wait_for(event.wait(), t)` would
+    but without the task that makes per wait (Python 3.11): a fan-out wakes every subscriber."""
+
+    def __init__(self) -> None:
+        self._set = False
+        self._waiter: asyncio.Future[bool] | None = None
+
+    def set(self) -> None:
+        self._set = True
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(True)
+
+    def clear(self) -> None:
+        self._set = False
+
+    async def wait(self, timeout: float | None) -> bool:
+        """True once set, False after `timeout` seconds without."""
+        if self._set:
+            return True
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = None if timeout is None else loop.call_later(timeout, _expire, waiter)
+        try:
+            return await waiter
+        finally:
+            self._waiter = None
+            if timer is not None:
+                timer.cancel()
+
+
+def _expire(waiter: "asyncio.Future[bool]") -> None:
+    if not waiter.done():
+        waiter.set_result(False)
 
 
 class Subscription:
@@ -57,10 +81,12 @@ class Subscription:
         self._max_queue = int(app.settings.number("live", "max_queue"))
         self._max_sent = int(app.settings.number("live", "max_sent_ids"))
         self._queue: deque[Event] = deque()
-        self._arrived = asyncio.Event()
+        self._arrived = _Signal()
         self._sent: OrderedDict[str, None] = OrderedDict()   # ids this subscriber may know, oldest first
         self._pending: list[Event] | None = None               # live events held while catching up
         self.ended: FeedEnded | None = None
+        self.viewer = verdicts.viewer(context)
+        self.view = verdicts.view_key(self)   # subscribers with the same view share each change's judgement
 
     # -- what the door reads ------------------------------------------------------------------
     async def next(self, timeout: float | None = None) -> Event | None:
@@ -69,9 +95,7 @@ class Subscription:
             if self.ended is not None:
                 raise self.ended
             self._arrived.clear()
-            try:
-                await asyncio.wait_for(self._arrived.wait(), timeout)
-            except asyncio.TimeoutError:
+            if not await self._arrived.wait(timeout):
                 return None
         if self.ended is not None:
             raise self.ended  # dropped or revoked: what is still queued is not theirs to read
@@ -117,38 +141,24 @@ class Subscription:
         if len(self._sent) > self._max_sent:
             self._sent.popitem(last=False)
 
-    async def judge(self, change: Change, views: dict[Any, Any]) -> Event | None:
-        """This change as this subscriber may see it (None: nothing for them). `views` caches
-        what a user may see of one change, shared by every subscriber of that user."""
-        deleted = Event(DELETED, change.id, change.token, audience.gone(self.resource, change.id))
-        if change.operation == "delete":
-            known = self.wants(change.document) and await self._view(change, views) is not None \
-                if change.document is not None else change.id in self._sent
+    def sees(self, document: dict[str, Any]) -> bool:
+        """Whether this subscriber's view holds `document` (filters, scope, `show`)."""
+        return self.wants(document) and visibility_of(self.feeds.app, self.resource, self.context.user).admits(document)
+
+    async def judge(self, change: Change, shared: dict[Any, Any]) -> Event | None:
+        """This change as this subscriber may see it (None: nothing for them)."""
+        return self.receive(change, await verdicts.judge(self, change, shared), shared)
+
+    def receive(self, change: Change, verdict: verdicts.Verdict, shared: dict[Any, Any]) -> Event | None:
+        """The event a judgement of this subscriber's view gives them, by what they were sent."""
+        kind = verdicts.kind_for(change, verdict, change.id in self._sent)
+        if kind is None:
+            return None
+        if kind == DELETED:
             self._sent.pop(change.id, None)
-            return deleted if known else None
-        body = await self._view(change, views) if self.wants(change.document) else None
-        if body is not None:
+        else:
             self._remember(change.id)
-            restored = change.operation == "update" and trash_change(change.document) == RESTORED
-            return Event(CREATED if restored else _KINDS[change.operation], change.id, change.token, body)
-        if change.id in self._sent or self._saw_trashed(change):
-            self._sent.pop(change.id, None)
-            return deleted  # it left this subscriber's view
-        return None
-
-    def _saw_trashed(self, change: Change) -> bool:
-        """Whether `change` trashed a record this subscriber could see until then (soft deletes)."""
-        if change.operation != "update" or trash_change(change.document) != TRASHED:
-            return False
-        before = {k: v for k, v in (change.document or {}).items() if k != DELETED_AT}
-        return self.wants(before) and visibility_of(self.feeds.app, self.resource, self.context.user).admits(before)
-
-    async def _view(self, change: Change, views: dict[Any, Any]) -> dict[str, Any] | None:
-        key = (self.resource.name, self.owner, change.token)
-        if key not in views:
-            assert change.document is not None  # viewed only when `wants` took the document
-            views[key] = await audience.present(self.feeds.app, self.resource, self.context, change.document)
-        return views[key]
+        return verdicts.event(change, verdict, kind, shared, self.resource)
 
     def hold(self) -> None:
         self._pending = []
