@@ -117,6 +117,7 @@ class JsonHandler(RequestHandler):
 
     door = "rest"  # the label of its requests in metrics and access lines
     challenges = False  # whether a 401 says how to authenticate (`WWW-Authenticate: Bearer`, RFC 6750)
+    takes_bound_tokens = False  # whether an OAuth access token (bound to a resource, `/mcp`) is taken here
 
     def initialize(self, app: Restify) -> None:
         self.app = app
@@ -187,6 +188,8 @@ class JsonHandler(RequestHandler):
             if scheme.lower() != "bearer" or not token.strip():
                 raise auth.Unauthenticated()
             self.user = await auth.authenticate(self.app, token.strip())
+            if self.user._resource and not self.takes_bound_tokens:
+                raise auth.Unauthenticated("This token is for another resource.")
 
     def _refuse_after_body(self, error: Exception) -> None:
         # Answering from prepare() leaves the body unread, and Tornado then closes the keep-alive
@@ -401,7 +404,7 @@ class JsonHandler(RequestHandler):
             for name, value in mapped.headers.items():
                 self.set_header(name, value)
             if self.challenges and mapped.status == 401:
-                self.set_header("WWW-Authenticate", "Bearer")
+                self.set_header("WWW-Authenticate", self.challenge())
         self.clear_header("Location")
         self.set_header("Content-Type", "application/json; charset=UTF-8")
         if self._too_large or self.request.method not in self.SUPPORTED_METHODS:
@@ -410,6 +413,10 @@ class JsonHandler(RequestHandler):
             # a client sends its next request on it and has it reset.
             self.set_header("Connection", "close")
         self.finish(encode_json(body))
+
+    def challenge(self) -> str:
+        """The `WWW-Authenticate` of a 401 (RFC 6750)."""
+        return "Bearer"
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
         # Tornado calls this first, then write_error unless the answer has begun: mapped here once

@@ -26,6 +26,7 @@ from tornado.web import Application
 from service.config import Settings
 from service.core.declarations.app import Restify
 from service.core.kernel.answers import answer
+from service.core.operations import oauth
 from service.core.kernel.errors import (EndpointUnavailable, HostNotAllowed, MethodNotAllowed, OriginNotAllowed,
                                         RestifyError, ServerBusy, Unauthenticated)
 from service.http.base import JsonHandler
@@ -143,6 +144,7 @@ class McpHandler(JsonHandler):
 
     door = "mcp"
     challenges = True
+    takes_bound_tokens = True
 
     def initialize(self, app: Restify, endpoint: McpEndpoint) -> None:  # type: ignore[override]
         super().initialize(app)
@@ -156,6 +158,15 @@ class McpHandler(JsonHandler):
         await super().admit()
         if self.user is None:
             raise Unauthenticated()
+        if self.user._resource and self.user._resource != oauth.resource_url(self.app, self.context()):
+            raise Unauthenticated("This token is for another resource.")
+
+    def challenge(self) -> str:
+        """With OAuth, where a client learns how to get a token (RFC 9728 section 5.1)."""
+        if not oauth.uses_oauth(self.app):
+            return "Bearer"
+        error = ', error="invalid_token"' if self.request.headers.get("Authorization") else ""
+        return f'Bearer resource_metadata="{oauth.metadata_url(self.app, self.context())}"{error}'
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         error = kwargs.get("exc_info", (None, None))[1]

@@ -48,6 +48,7 @@ async def token_user(app: Restify, stored: dict[str, Any]) -> Model:
         raise Unauthenticated()
     user["_token_id"] = stored["id"]
     user["_abilities"] = abilities_of(stored)  # what `Context.can` reads
+    user["_resource"] = stored.get("resource")  # an OAuth access token's: the one door that takes it
     return resource.model(user)
 
 
@@ -86,15 +87,23 @@ async def login(app: Restify, payload: dict[str, Any], context: Context) -> dict
         raise ValidationFailed(errors)
     assert isinstance(email, str) and isinstance(password, str)  # the errors above say otherwise
     resource = user_repository(app)
-    # Counted before anything else is read: a refused attempt costs no database read.
-    attempt = await login_attempt(app, email, context.extras.get("address"))
-    user = await find_by_email(app, resource, email)
-    hashed = user.get("password") if user else None
-    if not await judge_password(app, attempt, hashed if isinstance(hashed, str) else None, password) or user is None:
+    user = await signed_in(app, email, password, context)
+    if user is None:
         raise Unauthenticated(BAD_CREDENTIALS)
     token = await create_token(app, user["id"])
     context.user = resource.model(user)
     return _with_token(serialize(app, resource, context, user), token)
+
+
+async def signed_in(app: Restify, email: str, password: str, context: Context) -> dict[str, Any] | None:
+    """The user whose email and password these are, else None; counted by the login throttles (429
+    past them) before anything is read, so a refused attempt costs no database read."""
+    attempt = await login_attempt(app, email, context.extras.get("address"))
+    user = await find_by_email(app, user_repository(app), email)
+    hashed = user.get("password") if user else None
+    if not await judge_password(app, attempt, hashed if isinstance(hashed, str) else None, password):
+        return None
+    return user
 
 
 async def logout(app: Restify, payload: dict[str, Any], context: Context) -> None:
