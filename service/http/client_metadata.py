@@ -49,7 +49,7 @@ async def _address(host: str, port: int, allow_private: bool) -> str:
     addresses = [str(info[4][0]) for info in found]
     if not addresses or (not allow_private and not all(_public(a) for a in addresses)):
         raise _refused(f"host {host} is not a public address")
-    return str(addresses[0])
+    return next((a for a in addresses if ":" not in a), addresses[0])  # IPv4 first, as most servers listen
 
 
 async def _get(url: str, settings: Settings, deadline: float) -> tuple[int, str, bytes]:
