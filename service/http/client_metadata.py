@@ -16,7 +16,7 @@ import time
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.netutil import DefaultLoopResolver, OverrideResolver
 
 from service.config import Settings
@@ -55,12 +55,12 @@ async def _address(host: str, port: int, allow_private: bool) -> str:
 async def _get(url: str, settings: Settings, deadline: float) -> tuple[int, str, bytes]:
     parts = urlsplit(url)
     allow_private = (parts.hostname or "") in [str(h).lower() for h in settings.get("oauth", "private_hosts") or []]
-    if parts.scheme != "https" and not (allow_private and parts.scheme == "http"):
-        raise _refused("URL must be HTTPS")
     if not parts.hostname or parts.path in ("", "/") or parts.username or parts.password:
         raise _refused("URL must name a host and a path")
     port = parts.port or (443 if parts.scheme == "https" else 80)
     address = await _address(parts.hostname, port, allow_private)
+    if parts.scheme != "https" and not (allow_private and parts.scheme == "http"):
+        raise _refused("URL must be HTTPS")
     cap, body = int(settings.positive("oauth", "metadata_max_bytes")), bytearray()
 
     def collect(chunk: bytes) -> None:
@@ -74,14 +74,14 @@ async def _get(url: str, settings: Settings, deadline: float) -> tuple[int, str,
         response = await client.fetch(HTTPRequest(url, follow_redirects=False, request_timeout=left,
                                                   connect_timeout=left, streaming_callback=collect,
                                                   headers={"Accept": "application/json"}), raise_error=False)
-    except _TooLarge:
-        raise _refused(f"is larger than {cap} bytes") from None
-    except (OSError, HTTPClientError, asyncio.TimeoutError):
-        raise _refused("could not be fetched") from None
+    except Exception:  # noqa: BLE001 - refused, cut short or timed out: the client is told which
+        response = None
     finally:
         client.close()
-    if response.error is not None and response.code == 599:
-        raise _refused("is larger than the limit" if len(body) > cap else "could not be fetched")
+    if len(body) > cap:
+        raise _refused(f"is larger than {cap} bytes")
+    if response is None or response.code == 599:
+        raise _refused("could not be fetched")
     return response.code, response.headers.get("Location", ""), bytes(body)
 
 
