@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import Response
 from tests.mcp.conftest import connect, mcp_endpoint, mcp_url  # noqa: F401 - the SDK's client over /mcp
 
-REDIRECT = "http://127.0.0.1:9/callback"
+REDIRECT = "http://127.0.0.1:33418/callback"  # never served: the tests read what is sent to it
 
 
 @pytest.fixture
