@@ -17,15 +17,16 @@ def security_headers(redirect_uri: str | None = None) -> dict[str, str]:
     if redirect_uri:
         parts = urlsplit(redirect_uri)
         targets += f" {parts.scheme}://{parts.netloc}" if parts.netloc else f" {parts.scheme}:"
-    policy = (f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action {targets}; frame-ancestors 'none'; "
-              "base-uri 'none'")
+    policy = (f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action {targets}; "
+              "frame-ancestors 'none'; base-uri 'none'")
     return {"Content-Security-Policy": policy, "X-Frame-Options": "DENY", "Cache-Control": "no-store",
             "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff"}
 
 
 def _document(title: str, body: str) -> str:
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
-            f'<meta name="viewport" content="width=device-width"><link rel="icon" href="data:,"><style>{STYLE}</style></head>'
+            '<meta name="viewport" content="width=device-width"><link rel="icon" href="data:,">'
+            f"<style>{STYLE}</style></head>"
             f"<body>{body}</body></html>")
 
 
