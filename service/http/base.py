@@ -117,7 +117,6 @@ class JsonHandler(RequestHandler):
 
     door = "rest"  # the label of its requests in metrics and access lines
     challenges = False  # whether a 401 says how to authenticate (`WWW-Authenticate: Bearer`, RFC 6750)
-    takes_bound_tokens = False  # whether an OAuth access token (bound to a resource, `/mcp`) is taken here
 
     def initialize(self, app: Restify) -> None:
         self.app = app
@@ -187,9 +186,7 @@ class JsonHandler(RequestHandler):
             scheme, _, token = header.partition(" ")
             if scheme.lower() != "bearer" or not token.strip():
                 raise auth.Unauthenticated()
-            self.user = await auth.authenticate(self.app, token.strip())
-            if self.user._resource and not self.takes_bound_tokens:
-                raise auth.Unauthenticated("This token is for another resource.")
+            self.user = await auth.authenticate(self.app, token.strip(), self.resource())
 
     def _refuse_after_body(self, error: Exception) -> None:
         # Answering from prepare() leaves the body unread, and Tornado then closes the keep-alive
@@ -413,6 +410,10 @@ class JsonHandler(RequestHandler):
             # a client sends its next request on it and has it reset.
             self.set_header("Connection", "close")
         self.finish(encode_json(body))
+
+    def resource(self) -> str | None:
+        """The OAuth resource this route is (whose access tokens it takes); None: it takes none."""
+        return None
 
     def challenge(self) -> str:
         """The `WWW-Authenticate` of a 401 (RFC 6750)."""

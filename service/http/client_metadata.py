@@ -54,7 +54,7 @@ async def _address(host: str, port: int, allow_private: bool) -> str:
 
 async def _get(url: str, settings: Settings, deadline: float) -> tuple[int, str, bytes]:
     parts = urlsplit(url)
-    allow_private = (parts.hostname or "") in [str(h).lower() for h in settings.get("oauth", "private_hosts") or []]
+    allow_private = (parts.hostname or "") in [str(h).lower() for h in settings.value("oauth", "private_hosts")]
     if not parts.hostname or parts.path in ("", "/") or parts.username or parts.password:
         raise _refused("URL must name a host and a path")
     port = parts.port or (443 if parts.scheme == "https" else 80)

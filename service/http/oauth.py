@@ -105,7 +105,7 @@ class AuthorizeHandler(OAuthHandler):
         csrf = secrets.token_urlsafe(32)
         self.set_cookie(CSRF_COOKIE, csrf, path="/oauth", httponly=True, samesite="Strict",
                         secure=self.request.protocol == "https")
-        service = str(self.app.settings.get("openapi", "title") or "Restify")
+        service = str(self.app.settings.value("openapi", "title"))
         self._page(oauth_page.consent_page(pending, csrf, service, problem), 422 if problem else 200,
                    pending.redirect_uri)
 

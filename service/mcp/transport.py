@@ -144,7 +144,6 @@ class McpHandler(JsonHandler):
 
     door = "mcp"
     challenges = True
-    takes_bound_tokens = True
 
     def initialize(self, app: Restify, endpoint: McpEndpoint) -> None:  # type: ignore[override]
         super().initialize(app)
@@ -158,8 +157,9 @@ class McpHandler(JsonHandler):
         await super().admit()
         if self.user is None:
             raise Unauthenticated()
-        if self.user._resource and self.user._resource != oauth.resource_url(self.app, self.context()):
-            raise Unauthenticated("This token is for another resource.")
+
+    def resource(self) -> str | None:
+        return oauth.resource_url(self.app, self.context()) if oauth.uses_oauth(self.app) else None
 
     def challenge(self) -> str:
         """With OAuth, where a client learns how to get a token (RFC 9728 section 5.1)."""

@@ -202,3 +202,12 @@ async def test_a_registration_with_a_bad_redirect_uri_is_refused(api):
     refused = await api.post("/oauth/register", {"redirect_uris": ["http://evil.example/cb"]})
     assert refused.json == {"error": "invalid_redirect_uri",
                             "error_description": "The redirect URI http://evil.example/cb is not allowed."}
+
+
+async def test_a_token_bound_to_another_resource_is_refused_at_mcp(api, ann, restify):
+    _, answer = await tokens_for(api, ann)
+    token_id = answer["access_token"].split("|")[0]
+    await restify.db.collection(TOKENS).update(token_id, {"resource": "https://other.example/mcp"})
+    refused = await api.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, token=answer["access_token"])
+    assert (refused.status, refused.json) == (401, {"message": "This token is for another resource."})
+    assert 'error="invalid_token"' in refused.headers["WWW-Authenticate"]

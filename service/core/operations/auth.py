@@ -21,8 +21,12 @@ from storage import is_valid_id
 BAD_CREDENTIALS = "These credentials do not match our records."
 
 
-async def authenticate(app: Restify, token: str) -> Model:
-    """The user a bearer token belongs to; Unauthenticated for anything else."""
+OTHER_RESOURCE = "This token is for another resource."
+
+
+async def authenticate(app: Restify, token: str, resource: str | None = None) -> Model:
+    """The user a bearer token belongs to; Unauthenticated for anything else. An OAuth access token is
+    bound to one resource (`<base>/mcp`) and taken only where the caller says it is that `resource`."""
     app = app.pinned()
     token_id, _, secret = token.partition("|")
     if not secret or not is_valid_id(token_id):
@@ -30,6 +34,8 @@ async def authenticate(app: Restify, token: str) -> Model:
     stored = await app.db.collection(TOKENS).find_by_id(token_id)
     if stored is None or not hmac.compare_digest(stored.get("token_hash", ""), digest(secret)):
         raise Unauthenticated()
+    if stored.get("resource") is not None and stored["resource"] != resource:
+        raise Unauthenticated(OTHER_RESOURCE)
     user = await token_user(app, stored)
     await mark_used(app, stored)
     return user
@@ -48,7 +54,6 @@ async def token_user(app: Restify, stored: dict[str, Any]) -> Model:
         raise Unauthenticated()
     user["_token_id"] = stored["id"]
     user["_abilities"] = abilities_of(stored)  # what `Context.can` reads
-    user["_resource"] = stored.get("resource")  # an OAuth access token's: the one door that takes it
     return resource.model(user)
 
 

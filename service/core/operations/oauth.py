@@ -31,7 +31,7 @@ Fetch = Callable[[str], Awaitable[dict[str, Any]]]
 
 def base_url(app: Restify, context: Context) -> str:
     """`server.base_url`, else the address the request came to (development)."""
-    return str(app.settings.get("server", "base_url") or "").rstrip("/") or context.base_url
+    return str(app.settings.value("server", "base_url")).rstrip("/") or context.base_url
 
 
 def resource_url(app: Restify, context: Context) -> str:
@@ -40,10 +40,10 @@ def resource_url(app: Restify, context: Context) -> str:
 
 def uses_oauth(app: Restify) -> bool:
     """`mcp.auth`; empty: OAuth when `server.base_url` is a public HTTPS address."""
-    chosen = str(app.settings.get("mcp", "auth") or "").strip().lower()
+    chosen = str(app.settings.value("mcp", "auth")).strip().lower()
     if chosen:
         return chosen == "oauth"
-    base = urlsplit(str(app.settings.get("server", "base_url") or ""))
+    base = urlsplit(str(app.settings.value("server", "base_url")))
     return base.scheme == "https" and base.hostname not in (None, "localhost", "127.0.0.1", "::1")
 
 
@@ -61,7 +61,7 @@ def scopes_supported(app: Restify) -> list[str]:
 def protected_resource(app: Restify, context: Context) -> dict[str, Any]:
     return {"resource": resource_url(app, context), "authorization_servers": [base_url(app, context)],
             "scopes_supported": scopes_supported(app), "bearer_methods_supported": ["header"],
-            "resource_name": str(app.settings.get("openapi", "title") or "Restify")}
+            "resource_name": str(app.settings.value("openapi", "title"))}
 
 
 def authorization_server(app: Restify, context: Context) -> dict[str, Any]:
