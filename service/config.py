@@ -20,7 +20,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
                "max_body_bytes": 1_048_576, "max_upload_bytes": 8_388_608, "max_query_bytes": 8192,
                "max_response_bytes": 8_388_608, "trust_proxy_headers": False,
                "idle_timeout": 60, "header_timeout": 10, "body_timeout": 60, "write_timeout": 30,
-               "max_pending_bytes": 268_435_456},
+               "max_pending_bytes": 268_435_456, "base_url": ""},
     "cors": {"allowed_origins": [], "allowed_headers": ["Authorization", "Content-Type"], "max_age": 600},
     "files": {"disk": "local", "root": "var/storage", "max_bytes": 2_097_152, "url_prefix": "/storage",
               "stale_after_seconds": 3600},
@@ -59,7 +59,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "mcp": {"allowed_hosts": ["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"],
             "allowed_origins": ["http://127.0.0.1", "http://127.0.0.1:*", "http://localhost",
                                 "http://localhost:*", "http://[::1]", "http://[::1]:*"],
-            "confirm_destructive": True, "read_only": False, "max_result_bytes": 100_000},
+            "confirm_destructive": True, "read_only": False, "max_result_bytes": 100_000, "auth": ""},
+    "oauth": {"access_ttl": 3600, "refresh_ttl": 2_592_000, "code_ttl": 60, "registrations_per_address": 20,
+              "registration_window_seconds": 3600, "metadata_timeout": 5, "metadata_max_bytes": 5120,
+              "metadata_cache_seconds": 300, "private_hosts": []},
 }
 
 # What each setting means, one line each (Markdown), "section.key" -> text. "No cap" settings read null,
@@ -67,6 +70,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 MEANINGS: dict[str, str] = {
     "server.host": "the address `serve` listens on (`HOST`, `--host`); `0.0.0.0` for every interface, as the "
                    "Procfile's web process",
+    "server.base_url": "the service's public address (`https://api.example.com`): the OAuth issuer and the "
+                       "resource `/mcp` names; empty: the address each request came to (development)",
     "server.port": "the port `serve` listens on (`PORT`, `--port`)",
     "server.prefix": "the prefix of the repository routes",
     "server.auth_prefix": "the prefix of register, login and logout",
@@ -235,6 +240,20 @@ MEANINGS: dict[str, str] = {
     "mcp.confirm_destructive": "a destructive tool previews first and runs only with the `confirm` token of "
                                "that preview",
     "mcp.read_only": "no write tools: not listed, refused when called",
+    "mcp.auth": "how `/mcp` clients sign in: `token` (a bearer token made by login or `POST <auth>/tokens`) or "
+                "`oauth` (that, plus OAuth 2.1 discovery, sign-in and consent: see MCP); empty: `oauth` when "
+                "`server.base_url` is a public HTTPS address, else `token`",
+    "oauth.access_ttl": "seconds an OAuth access token is valid",
+    "oauth.refresh_ttl": "seconds an OAuth grant (its refresh tokens) lasts after its last refresh",
+    "oauth.code_ttl": "seconds an authorization code may wait for its exchange",
+    "oauth.registrations_per_address": "dynamic client registrations a client address may make per window",
+    "oauth.registration_window_seconds": "the window of `oauth.registrations_per_address`",
+    "oauth.metadata_timeout": "seconds a client metadata document's fetch may take (redirects included)",
+    "oauth.metadata_max_bytes": "the largest client metadata document; a larger one is refused",
+    "oauth.metadata_cache_seconds": "seconds a fetched client metadata document is kept",
+    "oauth.private_hosts": "host names (as a client metadata URL writes them) whose documents may be fetched "
+                           "from loopback or private addresses and over plain HTTP: tests and development only "
+                           "(`[\"localhost\"]`)",
     "mcp.max_result_bytes": "the largest tool result (UTF-8 bytes of its text); 0 or null: no cap",
 }
 

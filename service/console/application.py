@@ -17,6 +17,7 @@ from service.http.events import events_routes
 from service.http.explorer import explorer_routes
 from service.http.health import ops_routes
 from service.http.metrics import Metrics, enabled as metrics_enabled
+from service.http.oauth import oauth_routes
 from service.http.routes import rest_routes
 from service.mcp import mcp_routes
 from service.openapi.handler import openapi_routes
@@ -30,7 +31,7 @@ def make_app(app: Restify, graphql: GraphQLService | None = None, **settings: An
         # Events, the document and the explorer before the repository routes, which would take their
         # names for ids.
         ops_routes(app, observer.metrics) + events_routes(app) + openapi_routes(app) + explorer_routes(app)
-        + rest_routes(app)
+        + oauth_routes(app) + rest_routes(app)
         + graphql_routes(app, graphql) + mcp_routes(app),
         default_handler_class=NotFoundHandler,
         default_handler_args={"app": app},

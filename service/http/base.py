@@ -186,7 +186,7 @@ class JsonHandler(RequestHandler):
             scheme, _, token = header.partition(" ")
             if scheme.lower() != "bearer" or not token.strip():
                 raise auth.Unauthenticated()
-            self.user = await auth.authenticate(self.app, token.strip())
+            self.user = await auth.authenticate(self.app, token.strip(), self.resource())
 
     def _refuse_after_body(self, error: Exception) -> None:
         # Answering from prepare() leaves the body unread, and Tornado then closes the keep-alive
@@ -401,7 +401,7 @@ class JsonHandler(RequestHandler):
             for name, value in mapped.headers.items():
                 self.set_header(name, value)
             if self.challenges and mapped.status == 401:
-                self.set_header("WWW-Authenticate", "Bearer")
+                self.set_header("WWW-Authenticate", self.challenge())
         self.clear_header("Location")
         self.set_header("Content-Type", "application/json; charset=UTF-8")
         if self._too_large or self.request.method not in self.SUPPORTED_METHODS:
@@ -410,6 +410,14 @@ class JsonHandler(RequestHandler):
             # a client sends its next request on it and has it reset.
             self.set_header("Connection", "close")
         self.finish(encode_json(body))
+
+    def resource(self) -> str | None:
+        """The OAuth resource this route is (whose access tokens it takes); None: it takes none."""
+        return None
+
+    def challenge(self) -> str:
+        """The `WWW-Authenticate` of a 401 (RFC 6750)."""
+        return "Bearer"
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
         # Tornado calls this first, then write_error unless the answer has begun: mapped here once

@@ -26,6 +26,7 @@ from tornado.web import Application
 from service.config import Settings
 from service.core.declarations.app import Restify
 from service.core.kernel.answers import answer
+from service.core.operations import oauth
 from service.core.kernel.errors import (EndpointUnavailable, HostNotAllowed, MethodNotAllowed, OriginNotAllowed,
                                         RestifyError, ServerBusy, Unauthenticated)
 from service.http.base import JsonHandler
@@ -156,6 +157,16 @@ class McpHandler(JsonHandler):
         await super().admit()
         if self.user is None:
             raise Unauthenticated()
+
+    def resource(self) -> str | None:
+        return oauth.resource_url(self.app, self.context()) if oauth.uses_oauth(self.app) else None
+
+    def challenge(self) -> str:
+        """With OAuth, where a client learns how to get a token (RFC 9728 section 5.1)."""
+        if not oauth.uses_oauth(self.app):
+            return "Bearer"
+        error = ', error="invalid_token"' if self.request.headers.get("Authorization") else ""
+        return f'Bearer resource_metadata="{oauth.metadata_url(self.app, self.context())}"{error}'
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         error = kwargs.get("exc_info", (None, None))[1]

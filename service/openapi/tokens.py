@@ -22,7 +22,11 @@ def schemas() -> dict[str, Schema]:
                             "created_at": _WHEN, "last_used_at": {**_WHEN, "description": "Updated at most once a "
                                                                   "minute."},
                             "expires_at": {**_WHEN, "description": "null: until revoked."},
-                            "current": {"type": "boolean", "description": "The token this request carries."}},
+                            "current": {"type": "boolean", "description": "The token this request carries."},
+                            "client": {"type": "object", "additionalProperties": False, "required": ["id", "name"],
+                                       "properties": {"id": {"type": "string"}, "name": {"type": "string"}},
+                                       "description": "An OAuth grant (or its access token): the client it was "
+                                                      "granted to. Revoking either revokes the grant."}},
              "description": "One of the user's bearer tokens; never its secret."}
     return {
         "AccessToken": token,

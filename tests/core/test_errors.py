@@ -1,7 +1,7 @@
 """Storage's refusals as the domain errors every front door maps (`from_storage`)."""
 from service.core.kernel.answers import TABLE, answer, from_storage, is_unavailable
 from service.core.kernel.errors import (
-    API, LIVE, MCP, OPS, BadRequest, EndpointUnavailable, LiveUnavailable, NotFound, NotReady, RestifyError,
+    API, LIVE, MCP, OAUTH, OPS, BadRequest, EndpointUnavailable, LiveUnavailable, NotFound, NotReady, RestifyError,
     ServiceUnavailable, TooManyRequests, ValidationFailed,
 )
 from storage import Unavailable, Unstorable
@@ -79,7 +79,7 @@ def test_every_error_with_a_status_is_in_the_table_once():
     assert len(TABLE) == len(set(TABLE))
     assert _every_error_class() == set(TABLE)
     assert all(error.__module__ == "service.core.kernel.errors" for error in TABLE)
-    assert all(error.where in (API, LIVE, MCP, OPS) and error.when for error in TABLE)
+    assert all(error.where in (API, LIVE, MCP, OPS, OAUTH) and error.when for error in TABLE)
 
 
 def test_the_live_the_mcp_and_the_readiness_refusals_are_table_entries():

@@ -78,9 +78,9 @@ def _counters(app: "Restify") -> Counters:
     return app.db.counters(COUNTERS)
 
 
-def _limit(app: "Restify", setting: str) -> int | None:
+def _limit(app: "Restify", setting: str, section: str = "auth") -> int | None:
     """An attempt limit; None (0, empty, not a number): not limited."""
-    return app.settings.cap("auth", setting)
+    return app.settings.cap(section, setting)
 
 
 def _account_key(email: str) -> str:
@@ -89,11 +89,11 @@ def _account_key(email: str) -> str:
     return f"account:{email_key(email)[:320]}"
 
 
-async def _count(app: "Restify", keys: list[tuple[str, str]], window_setting: str) -> Attempt:
+async def _count(app: "Restify", keys: list[tuple[str, str]], window_setting: str, section: str = "auth") -> Attempt:
     """Counts the attempt under every limited key; TooManyRequests when any is over its limit."""
-    window = int(app.settings.positive("auth", window_setting))
+    window = int(app.settings.positive(section, window_setting))
     attempt, refused, known = Attempt(), [], blocked(app)
-    limited = [(limit, key) for limit, key in ((_limit(app, setting), key) for setting, key in keys)
+    limited = [(limit, key) for limit, key in ((_limit(app, setting, section), key) for setting, key in keys)
                if limit is not None]  # 0 or unset: this key is not limited, and not counted
     waits = [wait for wait in (known.retry_after(key) for _, key in limited) if wait is not None]
     if waits:
@@ -121,6 +121,14 @@ async def registration_attempt(app: "Restify", address: str | None) -> Attempt:
         return Attempt()
     return await _count(app, [("registrations_per_address", f"register:{address}")],
                         "registration_window_seconds")
+
+
+async def client_registration_attempt(app: "Restify", address: str | None) -> Attempt:
+    """OAuth dynamic client registration, per client address (`oauth.registrations_per_address`)."""
+    if not address:
+        return Attempt()
+    return await _count(app, [("registrations_per_address", f"oauth-client:{address}")],
+                        "registration_window_seconds", "oauth")
 
 
 async def login_succeeded(app: "Restify", attempt: Attempt) -> None:

@@ -3,7 +3,7 @@ so a leaked tokens collection grants nothing. Each carries its abilities (servic
 a name, when it was made, last used and when it expires."""
 import hashlib
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from service.core.declarations import Context, Field, Resource, Restify
 
 TOKENS = "personal_access_tokens"
+GRANT = "oauth_grant"  # the `kind` of a token record that is an OAuth grant: never a bearer token itself
 USED_EVERY = 60  # seconds: how stale `last_used_at` may be
 
 
@@ -33,9 +34,11 @@ def _ttl(app: "Restify") -> int | None:
 
 
 async def issue_token(app: "Restify", user_id: str, name: str = "api", abilities: Sequence[str] | None = None,
-                      expires_in: int | None = None) -> tuple[str, dict[str, Any]]:
+                      expires_in: int | None = None,
+                      bound: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
     """A new token of `user_id`: the bearer text `"<id>|<secret>"` (shown once, never stored) and the
-    stored record. `abilities`: None gives `auth.login_abilities`; `expires_in`: seconds, else `auth.token_ttl`."""
+    stored record. `abilities`: None gives `auth.login_abilities`; `expires_in`: seconds, else `auth.token_ttl`;
+    `bound`: what an OAuth access token also carries (its `resource` and `grant_id`)."""
     secret = secrets.token_urlsafe(32)
     ttl = expires_in if expires_in is not None else _ttl(app)
     created = datetime.now(timezone.utc)
@@ -43,7 +46,7 @@ async def issue_token(app: "Restify", user_id: str, name: str = "api", abilities
         "user_id": user_id, "name": name, "token_hash": digest(secret),
         "abilities": list(abilities if abilities is not None else login_abilities(app)),
         "created_at": iso(created), "last_used_at": None,
-        "expires_at": iso(created + timedelta(seconds=ttl)) if ttl else None,
+        "expires_at": iso(created + timedelta(seconds=ttl)) if ttl else None, **(bound or {}),
     })
     return f"{stored['id']}|{secret}", stored
 
@@ -70,7 +73,8 @@ def described(stored: dict[str, Any], current: str | None = None) -> dict[str, A
     token the request came with."""
     return {"id": stored["id"], "name": stored.get("name"), "abilities": abilities_of(stored),
             "created_at": stored.get("created_at"), "last_used_at": stored.get("last_used_at"),
-            "expires_at": stored.get("expires_at"), "current": stored["id"] == current}
+            "expires_at": stored.get("expires_at"), "current": stored["id"] == current,
+            **({"client": stored["client"]} if stored.get("client") else {})}
 
 
 async def tokens_of(app: "Restify", user_id: str) -> list[dict[str, Any]]:
@@ -79,9 +83,23 @@ async def tokens_of(app: "Restify", user_id: str) -> list[dict[str, Any]]:
 
 
 async def revoke_token(app: "Restify", user_id: str, token_id: str) -> bool:
-    """Revokes one token of `user_id`; False when it is not theirs (or not there)."""
+    """Revokes one token of `user_id`; False when it is not theirs (or not there). An OAuth grant, or
+    one of its access tokens, takes the whole grant with it: its refresh tokens and access tokens."""
     tokens = app.db.collection(TOKENS)
-    return await tokens.delete_where(Filter(equals={"id": token_id, "user_id": user_id})) > 0
+    stored = await tokens.find_one(Filter(equals={"id": token_id, "user_id": user_id}))
+    if stored is None:
+        return False
+    family = stored.get("grant_id") or (stored["id"] if stored.get("kind") == GRANT else None)
+    if family:
+        await revoke_grant(app, str(family))
+    return await tokens.delete_where(Filter(equals={"id": token_id, "user_id": user_id})) > 0 or bool(family)
+
+
+async def revoke_grant(app: "Restify", grant_id: str) -> None:
+    """An OAuth grant and every access token it gave (a leaked refresh token is worth nothing after)."""
+    tokens = app.db.collection(TOKENS)
+    await tokens.delete_where(Filter(equals={"grant_id": grant_id}))
+    await tokens.delete_where(Filter(equals={"id": grant_id}))
 
 
 async def mark_used(app: "Restify", stored: dict[str, Any]) -> None:

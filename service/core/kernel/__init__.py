@@ -3,7 +3,7 @@ matching a record against conditions, password hashing, health.
 
 May import: nothing of core (docs/architecture.md: the layers and their rules).
 """
-from service.core.kernel.errors import (BadRequest, Busy, DeclarationError, EmailNotVerified, Forbidden,
+from service.core.kernel.errors import (BadRequest, Busy, DeclarationError, EmailNotVerified, Forbidden, OAuthError,
                                         LiveUnavailable, MissingAbility, NotAnApplication, NotFound,
                                         PreconditionFailed, ResponseTooLarge, ServiceUnavailable, TooManyRequests,
                                         Unauthenticated, ValidationFailed)
@@ -18,8 +18,8 @@ __all__ = [
     "ANY", "COMPOUNDS", "NOT", "leaves", "with_values",
     "Arity", "BY_OBJECT_NAME", "BadRequest", "Busy", "CONDITIONS", "Condition", "DeclarationError", "EXACT", "FLAG",
     "EmailNotVerified", "Forbidden", "LIST", "LiveUnavailable", "MissingAbility", "NAME", "NEGATED", "NotAnApplication",
-    "NotFound", "OPERATORS", "Operator", "Passwords", "PreconditionFailed", "RESERVED", "ResponseTooLarge",
-    "ServiceUnavailable",
+    "NotFound", "OAuthError", "OPERATORS", "Operator", "Passwords", "PreconditionFailed", "RESERVED",
+    "ResponseTooLarge", "ServiceUnavailable",
     "TooManyRequests", "Unauthenticated", "ValidationFailed", "attribute_label", "choices", "collection_name",
     "for_type", "query_text", "refuse", "refuse_field", "refuse_null", "refuse_operator", "refuse_shape", "satisfies",
     "snake"

@@ -12,8 +12,8 @@ from typing import Any
 
 from service.core.kernel.errors import (API, BadRequest, Busy, EmailNotVerified, EndpointUnavailable, Forbidden,
                                         HostNotAllowed, LiveUnavailable, MalformedRequest, MethodNotAllowed,
-                                        MissingAbility, NotFound, NotReady, OriginNotAllowed, PayloadTooLarge,
-                                        PreconditionFailed, ResponseTooLarge, RestifyError, ServerBusy,
+                                        MissingAbility, NotFound, NotReady, OAuthError, OriginNotAllowed,
+                                        PayloadTooLarge, PreconditionFailed, ResponseTooLarge, RestifyError, ServerBusy,
                                         ServiceUnavailable, TooManyRequests, Unauthenticated, UriTooLong,
                                         ValidationFailed)
 from storage import Stale, Unavailable, Unstorable
@@ -24,7 +24,7 @@ TABLE: tuple[type[RestifyError], ...] = (
     BadRequest, MalformedRequest, ResponseTooLarge, Unauthenticated, Forbidden, MissingAbility, EmailNotVerified,
     NotFound, MethodNotAllowed, PreconditionFailed, PayloadTooLarge, UriTooLong, ValidationFailed, TooManyRequests,
     Busy, LiveUnavailable, ServiceUnavailable, ServerBusy, EndpointUnavailable, HostNotAllowed, OriginNotAllowed,
-    NotReady,
+    NotReady, OAuthError,
 )
 
 

@@ -22,6 +22,7 @@
     ├── ServiceUnavailable      503  the database is unreachable
     ├── ServerBusy              503  too many bytes already wait to be sent to clients (Retry-After)
     ├── EndpointUnavailable     503  the MCP endpoint is stopped or not started
+    ├── OAuthError              400  an OAuth endpoint's refusal, in the RFCs' own body ({"error", ...})
     └── NotReady                503  readiness: the database does not answer a probe
     DeclarationError                 a broken repository declaration, raised at start-up
     └── NotAnApplication             the directory holds no application package
@@ -33,7 +34,7 @@ import json
 from typing import Any, ClassVar
 
 
-API, LIVE, MCP, OPS = "api", "live", "mcp", "ops"  # where an error is answered
+API, LIVE, MCP, OPS, OAUTH = "api", "live", "mcp", "ops", "oauth"  # where an error is answered
 
 
 class RestifyError(Exception):
@@ -259,3 +260,20 @@ class DeclarationError(Exception):
 
 class NotAnApplication(DeclarationError):
     """The application directory has no repositories package (a hint, not a place in a file)."""
+
+
+class OAuthError(RestifyError):
+    """A refusal of an OAuth endpoint (`/oauth/token`, `/oauth/register`, ...), answered as RFC 6749
+    section 5.2 says: `{"error": "<code>", "error_description": "..."}`, the code one the RFCs name
+    (`invalid_request`, `invalid_grant`, `invalid_client`, `invalid_target`, `unsupported_grant_type`,
+    `invalid_client_metadata`, `invalid_redirect_uri`, ...)."""
+    status, code, default_message = 400, "invalid_request", "The request is not a valid OAuth request."
+    where, when = OAUTH, "An OAuth endpoint refuses a request; the code is the one the OAuth RFCs name."
+
+    def __init__(self, code: str = "invalid_request", message: str | None = None) -> None:
+        super().__init__(message)
+        # An unknown client is 401 (RFC 6749 section 5.2); every other refusal 400.
+        self.code, self.status = code, 401 if code == "invalid_client" else 400
+
+    def body(self) -> dict[str, Any]:
+        return {"error": self.code, "error_description": self.message}

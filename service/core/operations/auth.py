@@ -22,9 +22,13 @@ from storage import is_valid_id
 BAD_CREDENTIALS = "These credentials do not match our records."
 
 
-async def authenticate(app: Restify, token: str) -> Model:
+OTHER_RESOURCE = "This token is for another resource."
+
+
+async def authenticate(app: Restify, token: str, audience: str | None = None) -> Model:
     """The user a bearer token belongs to; Unauthenticated for anything else. A token this process
-    knows (identity.known) costs no read."""
+    knows (identity.known) costs no read. An OAuth access token is bound to one resource (`<base>/mcp`)
+    and taken only where the caller says it is that `audience`."""
     app = app.pinned()
     token_id, _, secret = token.partition("|")
     if not secret or not is_valid_id(token_id):
@@ -34,16 +38,23 @@ async def authenticate(app: Restify, token: str) -> Model:
     stamp = (app.collection(resource).revision, app.db.collection(TOKENS).removals)
     known = remembered.get(key, stamp)
     if known is not None and not _expired(known.token):
+        _for_audience(known.token, audience)
         await mark_used(app, known.token)
         return _as_model(resource, dict(known.user), known.token)
     generation = remembered.generation
     stored = await app.db.collection(TOKENS).find_by_id(token_id)
     if stored is None or not hmac.compare_digest(stored.get("token_hash", ""), digest(secret)):
         raise Unauthenticated()
+    _for_audience(stored, audience)
     user = await _user_of(app, resource, stored)
     remembered.put(key, Known(stored, dict(user), stamp, 0.0), generation)
     await mark_used(app, stored)
     return _as_model(resource, user, stored)
+
+
+def _for_audience(stored: dict[str, Any], audience: str | None) -> None:
+    if stored.get("resource") is not None and stored["resource"] != audience:
+        raise Unauthenticated(OTHER_RESOURCE)
 
 
 def _expired(stored: dict[str, Any]) -> bool:
@@ -117,17 +128,25 @@ async def login(app: Restify, payload: dict[str, Any], context: Context) -> dict
         raise ValidationFailed(errors)
     assert isinstance(email, str) and isinstance(password, str)  # the errors above say otherwise
     resource = user_repository(app)
-    # Counted before anything else is read: a refused attempt costs no database read.
-    attempt = await login_attempt(app, email, context.extras.get("address"))
-    user = await find_by_email(app, resource, email)
-    hashed = user.get("password") if user else None
-    if not await judge_password(app, attempt, hashed if isinstance(hashed, str) else None, password) or user is None:
+    user = await signed_in(app, email, password, context)
+    if user is None:
         raise Unauthenticated(BAD_CREDENTIALS)
     token = await create_token(app, user["id"])
     context.user = resource.model(user)
     user = dict(user)  # the answer's copy: computed values are added to it, never stored
     await fill(app, resource, context, [user])
     return _with_token(serialize(app, resource, context, user), token)
+
+
+async def signed_in(app: Restify, email: str, password: str, context: Context) -> dict[str, Any] | None:
+    """The user whose email and password these are, else None; counted by the login throttles (429
+    past them) before anything is read, so a refused attempt costs no database read."""
+    attempt = await login_attempt(app, email, context.extras.get("address"))
+    user = await find_by_email(app, user_repository(app), email)
+    hashed = user.get("password") if user else None
+    if not await judge_password(app, attempt, hashed if isinstance(hashed, str) else None, password):
+        return None
+    return user
 
 
 async def logout(app: Restify, payload: dict[str, Any], context: Context) -> None:
