@@ -11,9 +11,10 @@ def test_stateful_links_conform_to_the_document(service):
     """Sequences along the document's links (and the ones schemathesis infers), e.g. store -> patch -> delete.
     Always derandomized and small: a state machine over a live service sees different responses when
     Hypothesis replays a prefix, which it reports as a flaky strategy once runs get long or random."""
-    # Actions and getters are fuzzed operation by operation in test_fuzz.py; as steps here they add enough state
-    # (records published, counts that change) for replayed prefixes to see other answers.
-    machine = schema.exclude(path_regex=r"/(actions|getters)(/|$)").as_state_machine()
+    # Actions, getters, restores and aggregations are fuzzed operation by operation in test_fuzz.py; as steps
+    # here they add or read enough state (records published or brought back from the trash, counts that change)
+    # for replayed prefixes to see other answers.
+    machine = schema.exclude(path_regex=r"/(actions|getters|restore|aggregate)(/|$)").as_state_machine()
     token = service.register("Stateful")["token"]
 
     class Workflow(machine):
