@@ -221,7 +221,7 @@ async def test_related_records_bring_their_own_eager_relations(api, db, commands
     authors = {blog.bob["id"]: blog.bob, blog.carol["id"]: blog.carol}
     assert found == {"comments": [nested(c, user=[authors[c["attributes"]["user_id"]]]) for c in blog.comments[:2]]}
     # Still one read per relation per level: the comments, then their authors (and their posts counted).
-    assert commands.reads()[-3:] == [("find", "comments"), ("find", "users"), ("find", "posts")]
+    assert commands.reads()[-3:] == [("find", "comments"), ("find", "users"), ("aggregate", "posts")]
 
 
 @pytest.mark.parametrize("registry", [EAGER_BOTH_WAYS], indirect=True)
@@ -261,11 +261,11 @@ INDEX = [("find", "posts"), ("count", "posts")]
 
 @pytest.mark.parametrize("per_page", [3, 30])
 @pytest.mark.parametrize("related, logged_in, expected", [
-    ("user,comments,tags", True, AUTH_READS + INDEX + [("find", "users"), ("find", "posts"), ("find", "comments"), ("find", "tags")]),
-    ("comments.user", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users"), ("find", "posts")]),
-    ("user.posts", True, AUTH_READS + INDEX + [("find", "users"), ("find", "posts"), ("find", "posts")]),
-    ("comments.user,tags", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users"), ("find", "posts"), ("find", "tags")]),
-    ("comments.user.posts", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users"), ("find", "posts"), ("find", "posts")]),
+    ("user,comments,tags", True, AUTH_READS + INDEX + [("find", "users"), ("aggregate", "posts"), ("find", "comments"), ("find", "tags")]),
+    ("comments.user", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users"), ("aggregate", "posts")]),
+    ("user.posts", True, AUTH_READS + INDEX + [("find", "users"), ("aggregate", "posts"), ("find", "posts")]),
+    ("comments.user,tags", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users"), ("aggregate", "posts"), ("find", "tags")]),
+    ("comments.user.posts", True, AUTH_READS + INDEX + [("find", "comments"), ("find", "users"), ("aggregate", "posts"), ("find", "posts")]),
     # The users scope reads nothing for guests: their relation costs no query at all.
     ("user,comments,tags", False, INDEX + [("find", "comments"), ("find", "tags")]),
     ("comments.user", False, INDEX + [("find", "comments")]),
@@ -299,7 +299,7 @@ async def test_reads_do_not_grow_when_a_result_outgrows_the_first_batch(
 async def test_show_runs_one_read_plus_one_per_relation(api, db, commands):
     post = (await seed_busy_blog(db))[0]
     token = (await api.register("Viewer"))["token"]
-    expected = AUTH_READS + [("find", "posts"), ("find", "users"), ("find", "posts"), ("find", "comments"), ("find", "tags")]
+    expected = AUTH_READS + [("find", "posts"), ("find", "users"), ("aggregate", "posts"), ("find", "comments"), ("find", "tags")]
     assert await reads_for(api, commands, show_url(post, related="user,comments,tags"), token) == expected
 
 
