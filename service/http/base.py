@@ -25,7 +25,7 @@ from service.core.kernel.errors import (
 from service.core.operations import auth
 from service.core.writing.uploads import Upload
 from service.http.access import request_id
-from service.http.sending import BACKLOG, CHUNK
+from service.http.sending import BACKLOG, CHUNK, etag_of
 
 SERVER_NAME = "restify"  # the `Server` header, without a version for scanners to match
 # What the HTTP server's own refusals (Tornado's, before or instead of a handler) say: the error table's words.
@@ -296,7 +296,7 @@ class JsonHandler(RequestHandler):
 
     def compute_etag(self) -> str | None:
         # Tornado's ETag of the body, for GETs that set none of their own (index), unless turned off.
-        return super().compute_etag() if self._etag else None
+        return etag_of(self._write_buffer) if self._etag else None
 
     async def send_json(self, body: Any, status: int = 200) -> None:
         self.set_status(status)
