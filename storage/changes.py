@@ -161,6 +161,23 @@ class Watcher:
         self._stopping: asyncio.Task | None = None
         self._opened: asyncio.Future | None = None
         self.token: str | None = None
+        self.sound = False  # open, and read without an error since it last had one
+        self._troubles: list[Callable[[], None]] = []
+
+    def on_trouble(self, callback: Callable[[], None]) -> None:
+        """Calls `callback` each time the stream fails or loses its place: until it is read again,
+        changes may be missed or come late (the caller must stop trusting what it keeps in step)."""
+        if callback not in self._troubles:
+            self._troubles.append(callback)
+
+    def forget_trouble(self, callback: Callable[[], None]) -> None:
+        if callback in self._troubles:
+            self._troubles.remove(callback)
+
+    def _trouble(self) -> None:
+        self.sound = False
+        for callback in list(self._troubles):
+            callback()
 
     @property
     def listening(self) -> bool:
@@ -221,7 +238,7 @@ class Watcher:
                             opened.set_result(None)
                     else:
                         changes = await stream.batch()
-                    failures = 0
+                    failures, self.sound = 0, True
                 except ChangesUnsupported as error:
                     if not opened.done():
                         opened.set_exception(error)
@@ -229,6 +246,7 @@ class Watcher:
                 except HistoryLost:
                     log.warning("change stream of %s lost its place; reading from now on", self._col.name)
                     stream.token, failures = None, 1
+                    self._trouble()
                     continue
                 except (PyMongoError, StorageError) as error:
                     if not opened.done():
@@ -236,6 +254,7 @@ class Watcher:
                         return
                     delay = RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)]
                     failures += 1
+                    self._trouble()
                     log.warning("change stream of %s failed (%s); resuming in %.1fs", self._col.name, error, delay)
                     await asyncio.sleep(delay)
                     continue
@@ -247,6 +266,7 @@ class Watcher:
                 else:
                     await asyncio.sleep(self.idle_seconds)  # the embedded server would answer at once
         finally:
+            self.sound = False
             if self._task is None or self._task is asyncio.current_task():
                 handed.clear()
             if not opened.done():

@@ -2,13 +2,20 @@
 answers for everyone, and this process's own revocations, password changes and deletions are
 refused at once. Only a process that follows the change streams remembers (as `restify serve` does)."""
 import asyncio
+import os
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
 
-from service.core.identity import TOKENS, identities
+from service.config import Settings
+from service.core.declarations import Restify
+from service.core.identity import TOKENS, create_token, identities
 from service.core.operations import auth
+from storage import EmbeddedServer, connect
+from tests.conftest import ROOT
+from tests.servers import PROFILE as STORAGE_PROFILE
 
 PREFIX = "/api/restify"
 PROFILE = f"{PREFIX}/profile"
@@ -80,3 +87,32 @@ async def test_a_deleted_user_on_this_process_is_refused_at_once(api, restify):
         assert (await api.get(PROFILE, token=ann["token"])).status == 200
         assert (await api.delete(f"{PREFIX}/users/{ann['id']}", token=ann["token"])).status == 204
         assert (await api.get(PROFILE, token=ann["token"])).status == 401
+
+
+@pytest.mark.skipif(bool(os.environ.get("MONGODB_URI")), reason="stops a database server of its own")
+async def test_a_failing_change_stream_makes_the_process_forget_who_tokens_are(tmp_path, config, registry):
+    # A stream that fails may come back past changes it never delivered (a revocation): what the process
+    # remembers is then no longer trusted.
+    server = EmbeddedServer(tmp_path / "db").start()
+    database = connect(server.uri, "identities", profile=STORAGE_PROFILE, timeout_ms=300)
+    app = Restify(Settings(config, app_dir=ROOT), registry, database)
+    stop = asyncio.Event()
+    task = asyncio.ensure_future(auth.follow_identities(app, stop))
+    remembered = identities(app)
+    try:
+        await asyncio.wait_for(remembered.watched.wait(), 30)
+        user = await database.collection("users").insert({"name": "Ann", "email": "ann@example.com"})
+        token = await create_token(app, user["id"])
+        assert (await auth.authenticate(app, token)).id == user["id"]
+        assert len(remembered) == 1 and all(stream.sound for stream in remembered.streams)
+        server.stop()
+        deadline = time.monotonic() + 30
+        while len(remembered):
+            assert time.monotonic() < deadline, "the identity was still remembered 30 s after the database went away"
+            await asyncio.sleep(0.02)
+        assert not all(stream.sound for stream in remembered.streams)
+    finally:
+        stop.set()
+        await task
+        database.close()
+        server.stop()

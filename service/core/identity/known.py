@@ -9,7 +9,9 @@ An entry stops answering:
   listens to the tokens and users collections; a token changed or deleted, a user updated or deleted
   (a password change, a deletion) drops their entries;
 - after `auth.identity_ttl` seconds where there are no change streams (a standalone MongoDB), or
-  before they are open.
+  before they are open, or while one of them is failing;
+- at once when one of the streams fails or loses its place (changes may then be missed): everything
+  remembered is forgotten.
 Only a process that follows (`follow`: every `restify serve` process) remembers anything; any other
 (a console command) reads the token and its user every time.
 """
@@ -50,6 +52,7 @@ class Identities:
         self.following = False  # remembering at all: with a TTL, or without one while `watching`
         self.watching = False
         self.watched = asyncio.Event()  # set once the change streams are open
+        self.streams: tuple[Any, ...] = ()  # the watchers followed (`sound` while read without error)
         self._entries: OrderedDict[str, Known] = OrderedDict()
         self._keys_of_token: dict[str, str] = {}
         self._keys_of_user: dict[str, set[str]] = {}
@@ -71,7 +74,8 @@ class Identities:
         """Remembers `known`, unless something was invalidated since its reads began (`generation`)."""
         if generation != self.generation or self.size <= 0 or not self.following:
             return
-        known.until = math.inf if self.watching else time.monotonic() + self.ttl
+        sound = self.watching and all(stream.sound for stream in self.streams)
+        known.until = math.inf if sound else time.monotonic() + self.ttl
         self._drop(key)
         self._entries[key] = known
         self._keys_of_token[known.token["id"]] = key
@@ -90,6 +94,12 @@ class Identities:
         for key in list(self._keys_of_user.get(user_id, ())):
             self._drop(key)
 
+    def forget_all(self) -> None:
+        """Nothing remembered answers any more (a change stream failed: changes may have been missed)."""
+        self.generation += 1
+        for key in list(self._entries):
+            self._drop(key)
+
     def start_watching(self) -> None:
         self.generation += 1  # a read made before the streams opened is not trusted beyond its TTL
         self.watching = True
@@ -99,9 +109,7 @@ class Identities:
         """Nothing is remembered any more, and nothing remembered answers."""
         self.following = self.watching = False
         self.watched.clear()
-        self.generation += 1
-        for key in list(self._entries):
-            self._drop(key)
+        self.forget_all()
 
     async def on_tokens(self, changes: list[Change]) -> None:
         for change in changes:
@@ -159,6 +167,9 @@ async def follow(app: "Restify", users_collection: str, stop: asyncio.Event) -> 
     tokens = app.db.watcher(TOKENS, idle, pre_images)
     users = app.db.watcher(users_collection, idle, pre_images)
     known.following = True  # with the TTL until the streams are open
+    known.streams = (tokens, users)
+    for stream in known.streams:
+        stream.on_trouble(known.forget_all)
     try:
         while not stop.is_set():
             try:
@@ -177,6 +188,9 @@ async def follow(app: "Restify", users_collection: str, stop: asyncio.Event) -> 
         await stop.wait()
     finally:
         known.stop_following()
+        for stream in known.streams:
+            stream.forget_trouble(known.forget_all)
+        known.streams = ()
         tokens.forget(known.on_tokens)
         users.forget(known.on_users)
 
