@@ -10,7 +10,8 @@ from service.core.kernel.errors import UriTooLong
 from service.graphql.graphiql import send_graphiql
 from service.graphql.service import GraphQLService
 from service.graphql.websocket import websocket_routes
-from service.http.base import JsonHandler, decode_json
+from service.http.base import JsonHandler
+from service.http.json_bodies import decode_json
 from service.http.explorer import wants_page
 
 

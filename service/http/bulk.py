@@ -2,7 +2,8 @@
 from typing import Any
 
 from service.core.operations import bulk
-from service.http.base import JsonHandler, decode_json
+from service.http.base import JsonHandler
+from service.http.json_bodies import decode_json
 
 
 class BulkHandler(JsonHandler):
