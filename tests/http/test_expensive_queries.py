@@ -102,6 +102,8 @@ async def test_a_second_expensive_query_of_a_user_is_refused_while_the_first_run
     ("views[in]=" + ",".join(str(n) for n in range(101)), "an in list of more than 100 values on views"),
     ("views[nin]=" + ",".join(str(n) for n in range(101)), "an in list of more than 100 values on views"),
     ("perPage=10&page=1002", "a page beyond the first 10,000 records"),
+    ('filter={"any":[{"views":{"gte":5}},{"published":{"eq":true}}]}', "a filter with any or not"),
+    ('filter={"not":{"views":{"gte":5}}}', "a filter with any or not"),
 ])
 async def test_what_is_expensive_takes_a_turn(api, restify, ann, query, reason):
     async with admission(restify).turn(f"user:{ann['id']}", 10, "held"):
@@ -110,7 +112,7 @@ async def test_what_is_expensive_takes_a_turn(api, restify, ann, query, reason):
 
 @pytest.mark.parametrize("query", [
     "", "views[in]=" + ",".join(str(n) for n in range(100)), "perPage=10&page=1001", "perPage=10&page=5000&cursor=",
-    "sort=-views,title&published=false", "search=",
+    "sort=-views,title&published=false", "search=", 'filter={"all":[{"views":{"gte":5}},{"published":{"eq":true}}]}',
 ])
 async def test_what_is_plain_never_waits_for_a_turn(api, restify, ann, query):
     restify.settings.set("query", "expensive_concurrency", 1)
