@@ -25,7 +25,7 @@ import httpx
 import websockets
 
 from bench.load import _percentile
-from bench.procs import Workspace, cpu_seconds, in_workspace
+from bench.procs import Workspace, cpu_seconds, in_workspace, total_cpu
 from storage.embedded import free_port
 
 HOST = "127.0.0.1"
@@ -217,7 +217,7 @@ async def _register_all(port: int, users: int) -> list[str]:
 
 
 async def _deliveries(port: int, token: str, conn: Connection, total: int, args: argparse.Namespace,
-                      server_pid: int) -> tuple[Deliveries, float]:
+                      server_pid: int, client_pids: list[int]) -> tuple[Deliveries, float, str]:
     async with httpx.AsyncClient(base_url=f"http://{HOST}:{port}", timeout=60) as client:
         # A probe write that every subscriber must receive: then every subscription is live.
         probe = await _write(client, token, "probe")
@@ -227,10 +227,14 @@ async def _deliveries(port: int, token: str, conn: Connection, total: int, args:
         rss = _rss_kib(server_pid)
         _ask(conn, "clear")
         deliveries = Deliveries()
+        started, server_cpu, client_cpu = time.monotonic(), cpu_seconds(server_pid), total_cpu(client_pids)
         await _steady(client, token, args.rate, args.duration, deliveries)
         await _until(lambda: _ask(conn, "total"), len(deliveries.acked) * total, 30)
+        seconds = time.monotonic() - started
+        busy = (f"server {(cpu_seconds(server_pid) - server_cpu) / seconds:.0%} of a core, subscribers' "
+                f"process{'es' if len(client_pids) > 1 else ''} {(total_cpu(client_pids) - client_cpu) / seconds:.0%}")
         deliveries.received = _ask(conn, "report")
-        return deliveries, rss
+        return deliveries, rss, busy
 
 
 def _run(port: int, server_pid: int, args: argparse.Namespace) -> None:
@@ -247,7 +251,8 @@ def _run(port: int, server_pid: int, args: argparse.Namespace) -> None:
             raise RuntimeError("the subscribers did not connect within 180 s")
         ours.recv()
         connect_seconds = time.monotonic() - started
-        deliveries, rss_after = asyncio.run(_deliveries(port, tokens[0], ours, total, args, server_pid))
+        deliveries, rss_after, busy = asyncio.run(_deliveries(port, tokens[0], ours, total, args, server_pid,
+                                                              [child.pid]))
         with_subscribers, cpu_with = asyncio.run(_throughput(port, tokens[0], args, server_pid))
     finally:
         ours.send(("stop", None))
@@ -259,7 +264,7 @@ def _run(port: int, server_pid: int, args: argparse.Namespace) -> None:
     graphql, graphql_missing = _delays(deliveries, "graphql")
     print(f"\n{args.sse} SSE + {args.graphql} GraphQL subscribers ({args.users} users), connected in "
           f"{connect_seconds:.1f} s; {expected} writes at {args.rate:g}/s", flush=True)
-    print("delay write-ack -> delivery:")
+    print(f"delay write-ack -> delivery (steady writes: {busy}):")
     print(_line("SSE", sse, expected * args.sse))
     print(_line("GraphQL", graphql, expected * args.graphql))
     if sse_missing or graphql_missing:

@@ -41,14 +41,14 @@ class SharedEventExecutor(PlainFieldExecutor):
         payload = self.root_value
         if not isinstance(payload, ChangePayload):
             return super().execute_operation(serially)  # the subscription's own start, or a query
-        key = self._selection()
+        key = self.selection()
         if key not in payload.results:
             made = super().execute_operation(serially)
             kept = self._kept(made) if self.is_awaitable(made) else SharedResult(cast(ExecutionResult, made))
             payload.results[key] = kept
         return payload.results[key]
 
-    def _selection(self) -> tuple[Any, ...]:
+    def selection(self) -> tuple[Any, ...]:
         source = self.operation.loc.source.body if self.operation.loc is not None else id(self.operation)
         name = self.operation.name.value if self.operation.name is not None else None
         return source, name, repr(self.variable_values)
