@@ -19,6 +19,7 @@ from service.graphql.executor import result_body
 from service.graphql.shared_events import SharedEventExecutor, SharedResult
 from service.graphql.subscriptions import payload_of
 from service.http.base import encode_json
+from service.http.sending import send_now
 
 _TEXT = 0x81   # FIN and the text opcode
 
@@ -73,13 +74,12 @@ class LiveOperation:
         """From now on, events go straight to `stream` while it takes them (framed messages only)."""
         assert self._framed
         def write_now(events: list[Event]) -> bool:
-            if self._sending or stream.writing() or stream.closed():
+            if self._sending or stream.writing():
                 return False
             results = [self.result(event) for event in events]
             if not all(isinstance(result, SharedResult) for result in results):
                 return False  # one is still being made: the task waits for it
-            stream.write(b"".join(self.message(e, r) for e, r in zip(events, results, strict=True)))
-            return True
+            return send_now(stream, b"".join(self.message(e, r) for e, r in zip(events, results, strict=True)))
         self.subscription.attach(write_now)
 
     async def run(self, send: Callable[[bytes], Awaitable[None]]) -> None:

@@ -4,8 +4,9 @@ The feeds hand every subscriber of the same view the same event (service/core/li
 and the subscription resolver turns it into one `ChangePayload`, the same object for all of them.
 The executor of each subscriber's events keeps on that payload the result of its selection (the
 operation's text, name and variables): a second subscriber with the same selection gets that
-result, and its JSON, without executing or encoding again. Subscribers of different users never
-share a payload of a record: events are made per user (a deleted event holds only the id).
+result, and its JSON, without executing or encoding again. Subscribers of different users share a
+payload only when the record they are shown is the same (service/core/live/verdicts.py): what a
+selection makes of it is then the same too.
 """
 import asyncio
 from collections.abc import Awaitable

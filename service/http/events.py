@@ -13,6 +13,7 @@ from service.core.live.feeds import feeds
 from service.core.live.events import Event
 from service.core.live.subscription import FeedEnded, Subscription
 from service.http.base import JsonHandler, encode_json
+from service.http.sending import send_now
 
 # Names a client might try to pass a token under; a token in a URL ends up in logs and histories.
 _TOKEN_PARAMETERS = {"token", "access_token", "authorization", "bearer", "api_token"}
@@ -63,6 +64,7 @@ class EventsHandler(JsonHandler):
             await self._send(b": live\n\n")
             # Tornado chose how the body goes out when it wrote the header (HTTP/1.1: in chunks).
             self._chunked = self._headers.get("Transfer-Encoding") == "chunked"
+            self._stream = self._connection.stream
             self.subscription.attach(self._write_now)
             while True:
                 try:
@@ -108,11 +110,7 @@ class EventsHandler(JsonHandler):
         """Writes events at once, from the feed's loop, when nothing is waiting to go out before them;
         False when the connection is backed up or gone (or this handler is still sending): then they
         are queued and `get` sends them, waiting for the socket, as it does a slow reader's."""
-        stream = self._connection.stream
-        if self._sending or stream.writing() or stream.closed():
-            return False
-        stream.write(chunk(events) if self._chunked else frames(events))
-        return True
+        return not self._sending and send_now(self._stream, chunk(events) if self._chunked else frames(events))
 
     async def _send(self, chunk: bytes) -> None:
         # Waits for the socket: a slow reader makes the queue, not memory, grow; one that takes

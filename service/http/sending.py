@@ -9,6 +9,8 @@ most one of them, and only for `server.write_timeout` seconds.
 """
 import asyncio
 
+from tornado.iostream import IOStream
+
 CHUNK = 64 * 1024  # bytes written (and waited for) at a time
 ROOM_WAIT = 1.0  # seconds a large answer waits for room before the 503
 
@@ -62,3 +64,21 @@ class Backlog:
 
 
 BACKLOG = Backlog()
+
+
+def send_now(stream: IOStream, data: bytes) -> bool:
+    """Writes `data` at once when nothing waits to go out before it (the live feeds' fan-out): straight
+    to the socket of a plain stream, whatever the kernel does not take kept by the stream, which
+    sends it as its own writes. False when the stream is backed up or closed (nothing written)."""
+    if stream.writing() or stream.closed():
+        return False
+    if type(stream) is IOStream:  # not TLS: the socket takes the bytes as they are
+        try:
+            sent = stream.socket.send(data)
+        except OSError:  # would block, or the peer is gone: the stream finds out on its own write
+            sent = 0
+        if sent == len(data):
+            return True
+        data = data[sent:]
+    stream.write(data)
+    return True

@@ -60,8 +60,10 @@ async def judge(subscription: "Subscription", change: Change, shared: dict[Any, 
     key = ("view", subscription.resource.name, subscription.viewer, change.token)
     if key not in shared:
         assert change.document is not None  # wanted, so there is one
-        shared[key] = await audience.present(subscription.feeds.app, subscription.resource,
-                                             subscription.context, change.document)
+        shown = await audience.present(subscription.feeds.app, subscription.resource,
+                                       subscription.context, change.document)
+        # Users shown the same record share it, and so its event, frame and GraphQL results.
+        shared[key] = shown if shown is None else shared.setdefault(("shown", repr(shown)), shown)
     return Verdict(shared[key], before)
 
 
