@@ -61,9 +61,10 @@ class _Channel:
         # write per subscriber and batch.
         outbox: dict[Subscription, list[Event]] = {}
         for change, members, verdict, shared in judged:
+            outcomes = verdicts.outcomes(change, verdict, shared, members[0].resource)
             for subscriber in members:
                 if subscriber.ended is None:
-                    event = subscriber.receive(change, verdict, shared)
+                    event = subscriber.pick(change.id, outcomes)
                     if event is not None:
                         outbox.setdefault(subscriber, []).append(event)
         for subscriber, events in outbox.items():

@@ -167,14 +167,18 @@ class Subscription:
 
     def receive(self, change: Change, verdict: verdicts.Verdict, shared: dict[Any, Any]) -> Event | None:
         """The event a judgement of this subscriber's view gives them, by what they were sent."""
-        kind = verdicts.kind_for(change, verdict, change.id in self._sent)
-        if kind is None:
-            return None
-        if kind == DELETED:
-            self._sent.pop(change.id, None)
-        else:
-            self._remember(change.id)
-        return verdicts.event(change, verdict, kind, shared, self.resource)
+        return self.pick(change.id, verdicts.outcomes(change, verdict, shared, self.resource))
+
+    def pick(self, id: str, outcomes: dict[bool, Event | None]) -> Event | None:
+        """Of a view's outcomes (`verdicts.outcomes`), this subscriber's, by whether record `id` was sent to
+        them; what they were sent is updated by it."""
+        event = outcomes[id in self._sent]
+        if event is not None:
+            if event.kind == DELETED:
+                self._sent.pop(id, None)
+            else:
+                self._remember(id)
+        return event
 
     def hold(self) -> None:
         self._pending = []

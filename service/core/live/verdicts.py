@@ -78,6 +78,16 @@ def kind_for(change: Change, verdict: Verdict, known: bool) -> str | None:
     return DELETED if known or verdict.before else None
 
 
+def outcomes(change: Change, verdict: Verdict, shared: dict[Any, Any], resource: Resource) -> dict[bool, Event | None]:
+    """The event for a subscriber of the view who was (True) or was not (False) sent the record: worked
+    out once per view, so each subscriber only looks up which one is theirs."""
+    found = {}
+    for known in (False, True):
+        kind = kind_for(change, verdict, known)
+        found[known] = None if kind is None else event(change, verdict, kind, shared, resource)
+    return found
+
+
 def event(change: Change, verdict: Verdict, kind: str, shared: dict[Any, Any], resource: Resource) -> Event:
     """The one event of this kind for everyone shown the same body."""
     body = verdict.now if kind != DELETED else None
