@@ -5,7 +5,9 @@ has taken it (`JsonHandler.send_bytes`). Its bytes count here from the moment it
 writing until its chunks are flushed, or until its connection closes and the rest is abandoned;
 past `server.max_pending_bytes` a new large answer waits a moment for room, then is refused with a
 503. Answers of one chunk or less go out in one write and are not counted: each connection holds at
-most one of them, and only for `server.write_timeout` seconds.
+most one of them, and only for `server.write_timeout` seconds. Live feeds write each change to a
+subscriber at once only while its connection has nothing waiting (`send_now`); otherwise the change
+waits in the subscriber's bounded queue.
 """
 import asyncio
 

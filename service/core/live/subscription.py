@@ -135,6 +135,8 @@ class Subscription:
 
     def offer(self, events: list[Event]) -> None:
         """The events of one batch of changes, in order, for this subscriber."""
+        if not events:
+            return
         if self._pending is not None:
             self._pending.extend(events)
             return
