@@ -7,8 +7,10 @@ process while writes run at a steady rate.
 Reports the delay from a write's acknowledgement (the 201 reaching the writer) to its delivery
 to each subscriber (p50, p99, max), the server's memory per subscriber (RSS before and after they
 connect), and the write throughput of closed-loop writers without and with the subscribers.
-The subscribers run in a process of their own (their reading would slow the writers' loop), and
-times come from the monotonic clock, which both processes share. A measurement, not a test.
+The subscribers run in a process of their own (their reading would slow the writers' loop; `--clients N`
+spreads them over N), and times come from the monotonic clock, which all processes share. The CPU
+the server and the subscribers' side used during the steady writes is printed with the delays: when
+the subscribers' side is near a whole core, the delays measure the client, not the service. A measurement, not a test.
 """
 import argparse
 import asyncio
@@ -25,12 +27,12 @@ import httpx
 import websockets
 
 from bench.load import _percentile
-from bench.procs import Workspace, cpu_seconds, in_workspace
+from bench.procs import Workspace, cpu_seconds, in_workspace, total_cpu
 from storage.embedded import free_port
 
 HOST = "127.0.0.1"
 PREFIX = "/api/restify"
-SSE_ID = re.compile(rb'^data: \{"data":\{"id":"([0-9a-f]{24})"')
+SSE_ID = re.compile(rb'^data: \{"data":\{"id":"([0-9a-f]{24})"', re.MULTILINE)
 WS_ID = re.compile(r'"postChanged":\s*\{"id":\s*"([0-9a-f]{24})"')
 SUBSCRIPTION = "subscription { postChanged { id operation record { id title } } }"
 
@@ -61,14 +63,20 @@ async def _sse_subscriber(port: int, token: str, ready: asyncio.Event, deliverie
     opened.append(1)
     if len(opened) == ready.total:  # type: ignore[attr-defined]
         ready.set()
+    # What arrived is read as it comes and searched whole (not a line at a time): only the events
+    # complete so far, up to the last blank line; the rest waits for the next read.
+    unread = b""
     try:
         while True:
-            line = await reader.readline()
-            if not line:
+            data = await reader.read(1 << 16)
+            if not data:
                 return
-            found = SSE_ID.match(line)
-            if found:
-                deliveries.got("sse", found.group(1).decode())
+            unread += data
+            end = unread.rfind(b"\n\n")
+            if end >= 0:
+                for found in SSE_ID.finditer(unread, 0, end):
+                    deliveries.got("sse", found.group(1).decode())
+                unread = unread[end:]
     finally:
         writer.close()
 
@@ -151,16 +159,15 @@ def _line(name: str, delays: list[float], expected: int) -> str:
             f"p99 {_percentile(delays, 0.99):7.1f} ms   max {delays[-1]:7.1f} ms")
 
 
-async def _subscribe_all(port: int, tokens: list[str], sse: int, graphql: int, conn: Connection) -> None:
-    """The subscribers' side, in a process of its own (their reading must not slow the writers):
-    answers the main process's questions about what arrived."""
+async def _subscribe_all(port: int, sse_tokens: list[str], graphql_tokens: list[str], conn: Connection) -> None:
+    """One subscribers' process (their reading must not slow the writers): a subscriber per token
+    given; answers the main process's questions about what arrived."""
     deliveries, opened = Deliveries(), []
     ready = asyncio.Event()
-    ready.total = sse + graphql  # type: ignore[attr-defined]
-    tasks = [asyncio.create_task(_sse_subscriber(port, tokens[n % len(tokens)], ready, deliveries, opened))
-             for n in range(sse)]
-    tasks += [asyncio.create_task(_graphql_subscriber(port, tokens[n % len(tokens)], ready, deliveries, opened))
-              for n in range(graphql)]
+    ready.total = len(sse_tokens) + len(graphql_tokens)  # type: ignore[attr-defined]
+    tasks = [asyncio.create_task(_sse_subscriber(port, token, ready, deliveries, opened)) for token in sse_tokens]
+    tasks += [asyncio.create_task(_graphql_subscriber(port, token, ready, deliveries, opened))
+              for token in graphql_tokens]
     await asyncio.wait_for(ready.wait(), 120)
     loop = asyncio.get_running_loop()
     conn.send("connected")
@@ -182,13 +189,57 @@ async def _subscribe_all(port: int, tokens: list[str], sse: int, graphql: int, c
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def _subscribers_process(port: int, tokens: list[str], sse: int, graphql: int, conn: Connection) -> None:
-    asyncio.run(_subscribe_all(port, tokens, sse, graphql, conn))
+def _subscribers_process(port: int, sse_tokens: list[str], graphql_tokens: list[str], conn: Connection) -> None:
+    asyncio.run(_subscribe_all(port, sse_tokens, graphql_tokens, conn))
 
 
-def _ask(conn: Connection, command: str, argument: object = None) -> object:
-    conn.send((command, argument))
-    return conn.recv()
+class _Subscribers:
+    """The subscribers, spread over `--clients` processes (subscriber n in process n mod clients),
+    and asked together."""
+
+    def __init__(self, port: int, tokens: list[str], args: argparse.Namespace) -> None:
+        self.pipes: list[Connection] = []
+        self.processes: list[multiprocessing.Process] = []
+        clients = max(1, args.clients)
+        for number in range(clients):
+            ours, theirs = multiprocessing.Pipe()
+            sse = [tokens[n % len(tokens)] for n in range(number, args.sse, clients)]
+            graphql = [tokens[n % len(tokens)] for n in range(number, args.graphql, clients)]
+            self.pipes.append(ours)
+            self.processes.append(multiprocessing.Process(target=_subscribers_process,
+                                                          args=(port, sse, graphql, theirs)))
+
+    @property
+    def pids(self) -> list[int]:
+        return [process.pid for process in self.processes if process.pid is not None]
+
+    def start(self, timeout: float) -> None:
+        for process in self.processes:
+            process.start()
+        for pipe in self.pipes:
+            if not pipe.poll(timeout):
+                raise RuntimeError(f"the subscribers did not connect within {timeout:g} s")
+            pipe.recv()
+
+    def ask(self, command: str, argument: object = None) -> list:
+        for pipe in self.pipes:
+            pipe.send((command, argument))
+        return [pipe.recv() for pipe in self.pipes]
+
+    def report(self) -> dict[str, list[tuple[str, float]]]:
+        merged: dict[str, list[tuple[str, float]]] = {}
+        for received in self.ask("report"):
+            for post_id, times in received.items():
+                merged.setdefault(post_id, []).extend(times)
+        return merged
+
+    def stop(self) -> None:
+        for pipe in self.pipes:
+            pipe.send(("stop", None))
+        for process in self.processes:
+            process.join(30)
+            if process.is_alive():
+                process.kill()
 
 
 async def _until(question, target: int, timeout: float) -> bool:
@@ -216,21 +267,26 @@ async def _register_all(port: int, users: int) -> list[str]:
         return tokens
 
 
-async def _deliveries(port: int, token: str, conn: Connection, total: int, args: argparse.Namespace,
-                      server_pid: int) -> tuple[Deliveries, float]:
+async def _deliveries(port: int, token: str, subscribers: _Subscribers, total: int, args: argparse.Namespace,
+                      server_pid: int) -> tuple[Deliveries, float, str]:
     async with httpx.AsyncClient(base_url=f"http://{HOST}:{port}", timeout=60) as client:
         # A probe write that every subscriber must receive: then every subscription is live.
         probe = await _write(client, token, "probe")
-        if not await _until(lambda: _ask(conn, "count", probe), total, 60):
+        if not await _until(lambda: sum(subscribers.ask("count", probe)), total, 60):
             raise RuntimeError("not every subscriber went live")
         await asyncio.sleep(1.0)
         rss = _rss_kib(server_pid)
-        _ask(conn, "clear")
+        subscribers.ask("clear")
+        client_pids = subscribers.pids
         deliveries = Deliveries()
+        started, server_cpu, client_cpu = time.monotonic(), cpu_seconds(server_pid), total_cpu(client_pids)
         await _steady(client, token, args.rate, args.duration, deliveries)
-        await _until(lambda: _ask(conn, "total"), len(deliveries.acked) * total, 30)
-        deliveries.received = _ask(conn, "report")
-        return deliveries, rss
+        await _until(lambda: sum(subscribers.ask("total")), len(deliveries.acked) * total, 30)
+        seconds = time.monotonic() - started
+        busy = (f"server {(cpu_seconds(server_pid) - server_cpu) / seconds:.0%} of a core, subscribers' "
+                f"process{'es' if len(client_pids) > 1 else ''} {(total_cpu(client_pids) - client_cpu) / seconds:.0%}")
+        deliveries.received = subscribers.report()
+        return deliveries, rss, busy
 
 
 def _run(port: int, server_pid: int, args: argparse.Namespace) -> None:
@@ -238,28 +294,22 @@ def _run(port: int, server_pid: int, args: argparse.Namespace) -> None:
     without, cpu_without = asyncio.run(_throughput(port, tokens[0], args, server_pid))
     rss_before = _rss_kib(server_pid)
     total = args.sse + args.graphql
-    ours, theirs = multiprocessing.Pipe()
-    child = multiprocessing.Process(target=_subscribers_process, args=(port, tokens, args.sse, args.graphql, theirs))
+    subscribers = _Subscribers(port, tokens, args)
     started = time.monotonic()
-    child.start()
     try:
-        if not ours.poll(180):
-            raise RuntimeError("the subscribers did not connect within 180 s")
-        ours.recv()
+        subscribers.start(180)
         connect_seconds = time.monotonic() - started
-        deliveries, rss_after = asyncio.run(_deliveries(port, tokens[0], ours, total, args, server_pid))
+        deliveries, rss_after, busy = asyncio.run(_deliveries(port, tokens[0], subscribers, total, args, server_pid))
         with_subscribers, cpu_with = asyncio.run(_throughput(port, tokens[0], args, server_pid))
     finally:
-        ours.send(("stop", None))
-        child.join(30)
-        if child.is_alive():
-            child.kill()
+        subscribers.stop()
     expected = len(deliveries.acked)
     sse, sse_missing = _delays(deliveries, "sse")
     graphql, graphql_missing = _delays(deliveries, "graphql")
-    print(f"\n{args.sse} SSE + {args.graphql} GraphQL subscribers ({args.users} users), connected in "
+    print(f"\n{args.sse} SSE + {args.graphql} GraphQL subscribers ({args.users} users, {args.clients} "
+          f"process{'es' if args.clients > 1 else ''}), connected in "
           f"{connect_seconds:.1f} s; {expected} writes at {args.rate:g}/s", flush=True)
-    print("delay write-ack -> delivery:")
+    print(f"delay write-ack -> delivery (steady writes: {busy}):")
     print(_line("SSE", sse, expected * args.sse))
     print(_line("GraphQL", graphql, expected * args.graphql))
     if sse_missing or graphql_missing:
@@ -292,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sse", type=int, default=1000, help="SSE subscribers (default 1000)")
     parser.add_argument("--graphql", type=int, default=200, help="GraphQL subscribers (default 200)")
     parser.add_argument("--users", type=int, default=20, help="distinct users the subscribers log in as")
+    parser.add_argument("--clients", type=int, default=1,
+                        help="processes the subscribers are spread over (default 1)")
     parser.add_argument("--rate", type=float, default=10.0, help="steady writes per second (default 10)")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of steady writes (default 10)")
     parser.add_argument("--writers", type=int, default=8, help="closed-loop writers for the throughput runs")

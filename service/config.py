@@ -224,7 +224,7 @@ MEANINGS: dict[str, str] = {
     "live.max_sent_ids": "ids remembered per subscriber, to tell it of deletes without a pre-image",
     "live.max_catch_up": "changes replayed after `Last-Event-ID`; further behind, an `event: reset`",
     "live.idle_ms": "pause of a change-stream watcher between empty batches (the embedded server answers an "
-                    "idle getMore at once)",
+                    "idle getMore at once); a write of the same process ends it",
     "live.ticket_seconds": "seconds a browser's single-use feed ticket is valid",
     "live.pre_images": "ask MongoDB 6.0+ for pre-images of updates and deletes: `serve` enables "
                        "`changeStreamPreAndPostImages` on the repositories' collections with their indexes",

@@ -237,6 +237,7 @@ class Watcher:
                         if not opened.done():
                             opened.set_result(None)
                     else:
+                        handed.reading()
                         changes = await stream.batch()
                     failures, self.sound = 0, True
                 except ChangesUnsupported as error:
@@ -264,7 +265,8 @@ class Watcher:
                     for listener in list(self._listeners):
                         await _deliver(listener, changes)
                 else:
-                    await asyncio.sleep(self.idle_seconds)  # the embedded server would answer at once
+                    # The embedded server would answer at once; a write of this process ends the rest.
+                    await handed.rest(self.idle_seconds)
         finally:
             self.sound = False
             if self._task is None or self._task is asyncio.current_task():

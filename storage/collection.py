@@ -108,6 +108,7 @@ def _writing(method: Callable[..., Awaitable[T]]) -> Callable[..., Awaitable[T]]
             return await method(self, *args, **kwargs)
         finally:
             counts.wrote(self._col)
+            pre_images(self._col.database.name, self.name).wrote()  # its change goes out now
             if not adds:
                 self.revision += 1
             if removes:

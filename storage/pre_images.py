@@ -11,6 +11,10 @@ A slot is opened before the write is sent, so a watcher that reads the change be
 has resumed waits for the image (the write is in flight, it ends in one round trip). A write
 made by another process hands nothing here: its change has no pre-image on the embedded server.
 Only collections someone watches in this process keep slots.
+
+Every write of this process also ends its watcher's rest between empty reads (`wrote`): the
+embedded server answers an idle read at once, so the watcher pauses between reads (`live.idle_ms`),
+and a change this process made goes out without waiting for that pause to end.
 """
 import asyncio
 from typing import Any
@@ -38,11 +42,38 @@ class _Slot:
 
 
 class PreImages:
-    """The slots of one collection in this process."""
+    """The slots of one collection in this process, and the watcher's rest between reads."""
 
     def __init__(self) -> None:
         self.watched = False
         self._slots: dict[str, list[_Slot]] = {}
+        self._wrote = False
+        self._resting: asyncio.Future[None] | None = None
+
+    def wrote(self) -> None:
+        """A write of this process ended: a watcher resting between empty reads reads again now, so
+        its change goes out without waiting for the rest to end."""
+        self._wrote = True
+        if self._resting is not None and not self._resting.done():
+            self._resting.set_result(None)
+
+    async def rest(self, seconds: float) -> None:
+        """The watcher's pause after an empty read: `seconds`, or until a write of this process ends
+        (one that ended since the read began ends it at once)."""
+        if not self._wrote:
+            loop = asyncio.get_running_loop()
+            resting = self._resting = loop.create_future()
+            timer = loop.call_later(seconds, _wake, resting)
+            try:
+                await resting
+            finally:
+                timer.cancel()
+                self._resting = None
+        self._wrote = False
+
+    def reading(self) -> None:
+        """The watcher reads now: what was written before this is in what it reads."""
+        self._wrote = False
 
     def expect(self, id: str) -> _Slot | None:
         """A slot for a write of record `id` about to be sent; None when nobody watches."""
@@ -79,6 +110,11 @@ class PreImages:
     def clear(self) -> None:
         self.watched = False
         self._slots.clear()
+
+
+def _wake(resting: "asyncio.Future[None]") -> None:
+    if not resting.done():
+        resting.set_result(None)
 
 
 _REGISTRY: dict[tuple[str, str], PreImages] = {}

@@ -4,8 +4,9 @@ The feeds hand every subscriber of the same view the same event (service/core/li
 and the subscription resolver turns it into one `ChangePayload`, the same object for all of them.
 The executor of each subscriber's events keeps on that payload the result of its selection (the
 operation's text, name and variables): a second subscriber with the same selection gets that
-result, and its JSON, without executing or encoding again. Subscribers of different users never
-share a payload of a record: events are made per user (a deleted event holds only the id).
+result, and its JSON, without executing or encoding again. Subscribers of different users share a
+payload only when the record they are shown is the same (service/core/live/verdicts.py): what a
+selection makes of it is then the same too.
 """
 import asyncio
 from collections.abc import Awaitable
@@ -41,14 +42,14 @@ class SharedEventExecutor(PlainFieldExecutor):
         payload = self.root_value
         if not isinstance(payload, ChangePayload):
             return super().execute_operation(serially)  # the subscription's own start, or a query
-        key = self._selection()
+        key = self.selection()
         if key not in payload.results:
             made = super().execute_operation(serially)
             kept = self._kept(made) if self.is_awaitable(made) else SharedResult(cast(ExecutionResult, made))
             payload.results[key] = kept
         return payload.results[key]
 
-    def _selection(self) -> tuple[Any, ...]:
+    def selection(self) -> tuple[Any, ...]:
         source = self.operation.loc.source.body if self.operation.loc is not None else id(self.operation)
         name = self.operation.name.value if self.operation.name is not None else None
         return source, name, repr(self.variable_values)

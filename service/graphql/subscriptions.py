@@ -5,7 +5,7 @@ to the same feeds as server-sent events (service/core/live/feeds.py), so each ev
 the subscriber by scope, `show` and visible fields exactly as on REST. `filter` is the index's
 `<Type>Filter` (service/graphql/index_types.py): the feed tests each changed record with its operators.
 """
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -19,6 +19,7 @@ from service.core.declarations.context import Context
 from service.core.declarations.registry import Resource
 from service.core.live.feeds import feeds
 from service.core.live.events import DELETED, Event
+from service.core.live.subscription import Subscription
 from service.core.reading.filter_objects import FILTER
 from service.graphql.resolvers import flatten
 from service.graphql.shared_events import ChangePayload
@@ -54,25 +55,40 @@ def subscription_fields(resources: list[Resource], objects: dict[str, GraphQLObj
 
 def _subscriber(app: Restify, name: str) -> Callable[..., Any]:
     async def subscribe(_: Any, info: GraphQLResolveInfo, id: str | None = None,
-                        filter: dict[str, Any] | None = None) -> AsyncIterator[dict[str, Any]]:
+                        filter: dict[str, Any] | None = None) -> Changes:
         base: Context = info.context["context"]
         params = {"id": id} if id is not None else {}
         extras = {**base.extras, FILTER: filter} if filter is not None else base.extras
         context = Context(user=base.user, door="graphql", params=params, base_url=base.base_url, extras=extras)
         # Awaited here, not inside the generator: a refusal is an `error` message at subscribe time.
         subscription = await feeds(app).subscribe(name, context)
-        return _changes(subscription)
+        return Changes(subscription)
     return subscribe
 
 
-async def _changes(subscription: Any) -> AsyncIterator[dict[str, Any]]:
-    """Each event as the root value of its execution: one object for every subscriber it goes to."""
-    try:
-        while True:
-            event = await subscription.next()
-            yield event.made("graphql", partial(_payload, event))
-    finally:
-        subscription.close()
+class Changes:
+    """A subscription's events as the source stream of its executions: each event one `ChangePayload`,
+    the same object for every subscriber it goes to. The WebSocket door reads `subscription` itself."""
+
+    def __init__(self, subscription: Subscription) -> None:
+        self.subscription = subscription
+
+    def __aiter__(self) -> "Changes":
+        return self
+
+    async def __anext__(self) -> ChangePayload:
+        event = await self.subscription.next()
+        assert event is not None  # without a timeout, `next` waits for one
+        return payload_of(event)
+
+    async def aclose(self) -> None:
+        self.subscription.close()
+
+
+def payload_of(event: Event) -> ChangePayload:
+    """The root value of the event's executions, made once for all its subscribers."""
+    payload: ChangePayload = event.made("graphql", partial(_payload, event))
+    return payload
 
 
 def _payload(event: Event) -> ChangePayload:

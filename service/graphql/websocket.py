@@ -9,11 +9,12 @@ operation id, 4429 a second `connection_init`, 4503 a consumer too slow to keep 
 """
 import asyncio
 import json
-from collections.abc import AsyncGenerator, Awaitable, Iterator
+from collections.abc import Awaitable, Iterator
 from typing import Any, cast
 
-from graphql import ExecutionResult, OperationType, get_operation_ast, subscribe
+from graphql import ExecutionResult, OperationType, create_source_event_stream, get_operation_ast
 from tornado.httputil import HTTPHeaders
+from tornado.iostream import IOStream
 from tornado.routing import PathMatches, Rule
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
@@ -23,8 +24,10 @@ from service.core.declarations.models import Model
 from service.core.kernel.errors import BadRequest, RestifyError, TooManyRequests
 from service.core.live.subscription import AccessRevoked, ConsumerTooSlow
 from service.core.operations import auth
-from service.graphql.executor import error_body, error_entry, result_body
-from service.graphql.shared_events import SharedEventExecutor, SharedResult
+from service.graphql.executor import error_body, error_entry
+from service.graphql.live_socket import LiveOperation
+from service.graphql.shared_events import SharedEventExecutor
+from service.graphql.subscriptions import Changes
 from service.graphql.service import GraphQLService
 from service.http.base import SERVER_NAME, encode_json
 
@@ -195,23 +198,38 @@ class GraphQLSocket(WebSocketHandler):
             self._send({"id": id, "type": "next", "payload": await endpoint.run(query, variables, name, context)})
             self._send({"id": id, "type": "complete"})
             return
-        stream = subscribe(endpoint.schema, document, context_value={"context": context},
-                           variable_values=variables if isinstance(variables, dict) else None, operation_name=name,
-                           executor_class=SharedEventExecutor)  # once per event and selection
-        if isinstance(stream, Awaitable):
-            stream = await stream
-        if isinstance(stream, ExecutionResult):
-            self._send({"id": id, "type": "error", "payload": [error_body(e) for e in stream.errors or []]})
+        executor = SharedEventExecutor.build(endpoint.schema, document, context_value={"context": context},
+                                             raw_variable_values=variables if isinstance(variables, dict) else None,
+                                             operation_name=name)
+        if isinstance(executor, list):
+            self._send({"id": id, "type": "error", "payload": [error_body(e) for e in executor]})
             return
-        stream = cast(AsyncGenerator[ExecutionResult, None], stream)  # typed AsyncIterator, made by an async generator
+        source = create_source_event_stream(executor)
+        if isinstance(source, Awaitable):
+            source = await source
+        if isinstance(source, ExecutionResult):
+            self._send({"id": id, "type": "error", "payload": [error_body(e) for e in source.errors or []]})
+            return
+        assert isinstance(source, Changes)  # what every `<type>Changed` field subscribes to
+        # Frames are made once for every socket unless a socket compresses (this handler asks none to).
+        framed = self.get_compression_options() is None and self.ws_connection is not None
+        live = LiveOperation(cast(SharedEventExecutor, executor), source.subscription, id, framed)
         try:
-            head = b'{"id":' + encode_json(id) + b',"type":"next","payload":'
-            async for result in stream:
-                # Awaited: a client that reads slowly holds the feed's queue, which is bounded.
-                await self._send(head + encoded(result) + b"}")
+            if framed:
+                live.attach(self._stream_of())
+            # Awaited: a client that reads slowly holds the feed's queue, which is bounded.
+            await live.run(self._write_frame if framed else self._send)
         finally:
-            await stream.aclose()
-        self._send({"id": id, "type": "complete"})
+            source.subscription.close()
+
+    def _stream_of(self) -> IOStream:
+        stream = self.ws_connection.stream if self.ws_connection is not None else None
+        assert stream is not None  # the socket is open: a closed one cancelled this operation
+        return stream
+
+    async def _write_frame(self, frame: bytes) -> None:
+        """Writes a frame made by `live_socket`, and waits until the socket took it."""
+        await self._stream_of().write(frame)
 
     def _send(self, message: dict[str, Any] | bytes) -> "asyncio.Future[None]":
         """Sends a message (or its JSON); the result resolves once it is written (awaiting it is optional)."""
@@ -234,15 +252,6 @@ class GraphQLSocket(WebSocketHandler):
         for task in self._operations.values():
             task.cancel()
         self._operations.clear()
-
-
-def encoded(result: ExecutionResult) -> bytes:
-    """The result's JSON (`{"data": ...}`), made once for a result subscribers share."""
-    if not isinstance(result, SharedResult):
-        return encode_json(result_body(result))
-    if result.encoded is None:
-        result.encoded = encode_json(result_body(result))
-    return result.encoded
 
 
 class _Upgrades(PathMatches):

@@ -13,6 +13,7 @@ from service.core.live.feeds import feeds
 from service.core.live.events import Event
 from service.core.live.subscription import FeedEnded, Subscription
 from service.http.base import JsonHandler, encode_json
+from service.http.sending import send_now
 
 # Names a client might try to pass a token under; a token in a URL ends up in logs and histories.
 _TOKEN_PARAMETERS = {"token", "access_token", "authorization", "bearer", "api_token"}
@@ -31,8 +32,27 @@ def event_frame(event: Event) -> bytes:
     return framed
 
 
+def frames(events: list[Event]) -> bytes:
+    """What a batch of events is on the stream (one event's frame is shared by all who get it)."""
+    return event_frame(events[0]) if len(events) == 1 else b"".join(map(event_frame, events))
+
+
+def chunk(events: list[Event]) -> bytes:
+    """The events as one chunk of a chunked response (one event's is made once for all)."""
+    if len(events) == 1:
+        made: bytes = events[0].made("sse-chunk", lambda: _chunk(event_frame(events[0])))
+        return made
+    return _chunk(frames(events))
+
+
+def _chunk(data: bytes) -> bytes:
+    return b"%x\r\n%b\r\n" % (len(data), data)
+
+
 class EventsHandler(JsonHandler):
     subscription: Subscription | None = None
+    _sending = False   # a batch taken from the queue is being written: later ones wait behind it
+    _chunked = True    # the response's body is chunked (HTTP/1.1)
 
     async def get(self, name: str) -> None:
         await self._identify(name)
@@ -42,13 +62,21 @@ class EventsHandler(JsonHandler):
         heartbeat = float(self.app.settings.positive("live", "heartbeat_seconds"))
         try:
             await self._send(b": live\n\n")
+            # Tornado chose how the body goes out when it wrote the header (HTTP/1.1: in chunks).
+            self._chunked = self._headers.get("Transfer-Encoding") == "chunked"
+            self._stream = self._connection.stream
+            self.subscription.attach(self._write_now)
             while True:
                 try:
                     events = await self.subscription.next_batch(heartbeat)
                 except FeedEnded as ended:
                     await self._send(frame("error", {"message": ended.message, "code": ended.code}))
                     break
-                await self._send(b"".join(map(event_frame, events)) if events else b": keep-alive\n\n")
+                self._sending = True
+                try:
+                    await self._send(frames(events) if events else b": keep-alive\n\n")
+                finally:
+                    self._sending = False
         except StreamClosedError:
             return
         finally:
@@ -77,6 +105,12 @@ class EventsHandler(JsonHandler):
         self.set_header("Content-Type", "text/event-stream; charset=utf-8")
         self.set_header("Cache-Control", "no-cache")
         self.set_header("X-Accel-Buffering", "no")  # proxies that buffer would hold events back
+
+    def _write_now(self, events: list[Event]) -> bool:
+        """Writes events at once, from the feed's loop, when nothing is waiting to go out before them;
+        False when the connection is backed up or gone (or this handler is still sending): then they
+        are queued and `get` sends them, waiting for the socket, as it does a slow reader's."""
+        return not self._sending and send_now(self._stream, chunk(events) if self._chunked else frames(events))
 
     async def _send(self, chunk: bytes) -> None:
         # Waits for the socket: a slow reader makes the queue, not memory, grow; one that takes

@@ -5,11 +5,15 @@ has taken it (`JsonHandler.send_bytes`). Its bytes count here from the moment it
 writing until its chunks are flushed, or until its connection closes and the rest is abandoned;
 past `server.max_pending_bytes` a new large answer waits a moment for room, then is refused with a
 503. Answers of one chunk or less go out in one write and are not counted: each connection holds at
-most one of them, and only for `server.write_timeout` seconds.
+most one of them, and only for `server.write_timeout` seconds. Live feeds write each change to a
+subscriber at once only while its connection has nothing waiting (`send_now`); otherwise the change
+waits in the subscriber's bounded queue.
 """
 import asyncio
 import hashlib
 from collections.abc import Iterable
+
+from tornado.iostream import IOStream
 
 CHUNK = 64 * 1024  # bytes written (and waited for) at a time
 ROOM_WAIT = 1.0  # seconds a large answer waits for room before the 503
@@ -76,3 +80,21 @@ class Backlog:
 
 
 BACKLOG = Backlog()
+
+
+def send_now(stream: IOStream, data: bytes) -> bool:
+    """Writes `data` at once when nothing waits to go out before it (the live feeds' fan-out): straight
+    to the socket of a plain stream, whatever the kernel does not take kept by the stream, which
+    sends it as its own writes. False when the stream is backed up or closed (nothing written)."""
+    if stream.writing() or stream.closed():
+        return False
+    if type(stream) is IOStream:  # not TLS: the socket takes the bytes as they are
+        try:
+            sent = stream.socket.send(data)
+        except OSError:  # would block, or the peer is gone: the stream finds out on its own write
+            sent = 0
+        if sent == len(data):
+            return True
+        data = data[sent:]
+    stream.write(data)
+    return True

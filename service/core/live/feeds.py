@@ -21,6 +21,7 @@ from typing import Any
 from service.core.declarations import READ, Context, Restify
 from service.core.kernel import LiveUnavailable, TooManyRequests
 from service.core.live import verdicts
+from service.core.live.events import Event
 from service.core.live.subscription import AccessRevoked, Subscription
 from service.core.operations import TOKENS, enter
 from service.core.reading import index_query
@@ -56,12 +57,19 @@ class _Channel:
                 members = list(group)
                 if members:
                     judged.append((change, members, await verdicts.judge(members[0], change, shared), shared))
+        # Each subscriber's events of the batch are gathered, in order, and offered at once: one
+        # write per subscriber and batch.
+        outbox: dict[Subscription, list[Event]] = {}
         for change, members, verdict, shared in judged:
+            outcomes = verdicts.outcomes(change, verdict, shared, members[0].resource)
             for subscriber in members:
                 if subscriber.ended is None:
-                    event = subscriber.receive(change, verdict, shared)
+                    event = subscriber.pick(change.id, outcomes)
                     if event is not None:
-                        subscriber.offer(event)
+                        outbox.setdefault(subscriber, []).append(event)
+        for subscriber, events in outbox.items():
+            if subscriber.ended is None:
+                subscriber.offer(events)
 
 
 class Feeds:

@@ -4,6 +4,7 @@
 """
 import asyncio
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from service.core.declarations import Context, Resource
@@ -15,6 +16,8 @@ from storage import Change, HistoryLost
 
 if TYPE_CHECKING:
     from service.core.live.feeds import Feeds
+
+Sink = Callable[[list[Event]], bool]   # writes events at once, or says False (they are queued)
 
 
 class FeedEnded(Exception):
@@ -84,6 +87,7 @@ class Subscription:
         self._arrived = _Signal()
         self._sent: OrderedDict[str, None] = OrderedDict()   # ids this subscriber may know, oldest first
         self._pending: list[Event] | None = None               # live events held while catching up
+        self._sink: Sink | None = None                         # the door's direct writer, once attached
         self.ended: FeedEnded | None = None
         self.viewer = verdicts.viewer(context)
         self.view = verdicts.view_key(self)   # subscribers with the same view share each change's judgement
@@ -122,14 +126,28 @@ class Subscription:
             self._arrived.set()
             self.feeds._remove(self)
 
-    def offer(self, event: Event) -> None:
+    def attach(self, sink: Sink) -> None:
+        """Events go straight to `sink` from now on, written by the feed's own loop over its
+        subscribers, while none wait in the queue: the door's task is not woken for each one.
+        `sink(events)` says False when it cannot take them now (its connection is backed up, or the
+        door is still sending what it took): they are queued, bounded, and the door sends them."""
+        self._sink = sink
+
+    def offer(self, events: list[Event]) -> None:
+        """The events of one batch of changes, in order, for this subscriber."""
+        if not events:
+            return
         if self._pending is not None:
-            self._pending.append(event)
-        elif len(self._queue) >= self._max_queue:
-            self.end(ConsumerTooSlow())
-        else:
+            self._pending.extend(events)
+            return
+        if not self._queue and self._sink is not None and self._sink(events):
+            return
+        for event in events:
+            if len(self._queue) >= self._max_queue:
+                self.end(ConsumerTooSlow())
+                return
             self._queue.append(event)
-            self._arrived.set()
+        self._arrived.set()
 
     def wants(self, document: dict[str, Any] | None) -> bool:
         return document is not None and (self.record_id is None or document.get("id") == self.record_id) \
@@ -151,14 +169,18 @@ class Subscription:
 
     def receive(self, change: Change, verdict: verdicts.Verdict, shared: dict[Any, Any]) -> Event | None:
         """The event a judgement of this subscriber's view gives them, by what they were sent."""
-        kind = verdicts.kind_for(change, verdict, change.id in self._sent)
-        if kind is None:
-            return None
-        if kind == DELETED:
-            self._sent.pop(change.id, None)
-        else:
-            self._remember(change.id)
-        return verdicts.event(change, verdict, kind, shared, self.resource)
+        return self.pick(change.id, verdicts.outcomes(change, verdict, shared, self.resource))
+
+    def pick(self, id: str, outcomes: dict[bool, Event | None]) -> Event | None:
+        """Of a view's outcomes (`verdicts.outcomes`), this subscriber's, by whether record `id` was sent to
+        them; what they were sent is updated by it."""
+        event = outcomes[id in self._sent]
+        if event is not None:
+            if event.kind == DELETED:
+                self._sent.pop(id, None)
+            else:
+                self._remember(id)
+        return event
 
     def hold(self) -> None:
         self._pending = []
@@ -181,7 +203,5 @@ class Subscription:
                 if event is not None:
                     self._queue.append(event)
         held, self._pending = self._pending, None
-        for event in held or ():
-            if event.token not in replayed:
-                self.offer(event)
+        self.offer([event for event in held or () if event.token not in replayed])
         self._arrived.set()

@@ -60,8 +60,10 @@ async def judge(subscription: "Subscription", change: Change, shared: dict[Any, 
     key = ("view", subscription.resource.name, subscription.viewer, change.token)
     if key not in shared:
         assert change.document is not None  # wanted, so there is one
-        shared[key] = await audience.present(subscription.feeds.app, subscription.resource,
-                                             subscription.context, change.document)
+        shown = await audience.present(subscription.feeds.app, subscription.resource,
+                                       subscription.context, change.document)
+        # Users shown the same record share it, and so its event, frame and GraphQL results.
+        shared[key] = shown if shown is None else shared.setdefault(("shown", repr(shown)), shown)
     return Verdict(shared[key], before)
 
 
@@ -74,6 +76,16 @@ def kind_for(change: Change, verdict: Verdict, known: bool) -> str | None:
             return CREATED
         return CREATED if verdict.before is False and not known else UPDATED
     return DELETED if known or verdict.before else None
+
+
+def outcomes(change: Change, verdict: Verdict, shared: dict[Any, Any], resource: Resource) -> dict[bool, Event | None]:
+    """The event for a subscriber of the view who was (True) or was not (False) sent the record: worked
+    out once per view, so each subscriber only looks up which one is theirs."""
+    found = {}
+    for known in (False, True):
+        kind = kind_for(change, verdict, known)
+        found[known] = None if kind is None else event(change, verdict, kind, shared, resource)
+    return found
 
 
 def event(change: Change, verdict: Verdict, kind: str, shared: dict[Any, Any], resource: Resource) -> Event:
