@@ -20,12 +20,13 @@ from service.core.reading.through import read_through_page, relation_key, search
 from service.core.reading.visibility import Visible, forced, trashed_asked, visibility_of
 
 __all__ = [
-    "AGGREGATE_PARAMETERS", "Aggregation", "ComputeContext", "FILTER", "Fieldsets", "IndexQuery", "Page",
-    "RelationTree", "Visible", "aggregatable", "aggregation_answer", "apply_fieldsets", "as_parameters",
-    "asked_relations", "computed_fields", "cursor_binding", "cursor_key", "declares_aggregations", "fill", "forced",
-    "group_keys", "index_query", "iso", "load_related", "max_related_depth", "parse_aggregation", "parse_fieldsets",
-    "query_text", "ranked", "read_cursor_page", "read_through_page", "record_meta", "refuse_before_reading",
-    "refuse_unranked", "relation_key", "require_readable", "resource_object", "search_within", "selectable",
-    "serialize", "taking_turns", "text_fields", "trashed_asked", "visibility_of", "visible", "with_eager",
-    "with_relations", "with_relationships"
+    "AGGREGATE_PARAMETERS", "Aggregation", "aggregatable", "aggregation_answer", "declares_aggregations",
+    "group_keys", "parse_aggregation",
+    "ComputeContext", "FILTER", "Fieldsets", "IndexQuery", "Page", "RelationTree", "Visible", "apply_fieldsets",
+    "as_parameters", "asked_relations", "computed_fields", "cursor_binding", "cursor_key", "fill", "forced",
+    "index_query", "iso", "load_related", "max_related_depth", "parse_fieldsets", "query_text", "read_cursor_page",
+    "read_through_page", "record_meta", "refuse_before_reading", "relation_key", "require_readable",
+    "resource_object", "search_within", "selectable", "serialize", "taking_turns", "trashed_asked", "visibility_of",
+    "visible", "with_eager", "with_relations", "with_relationships",
+    "ranked", "refuse_unranked", "text_fields",
 ]
