@@ -25,9 +25,6 @@ from service.core.kernel.operators import FLAG, for_type
 _NATURAL = {"String": "string", "ID": "string", "Boolean": "boolean", "Int": "integer", "Long": "integer",
             "Float": "number"}
 
-SORT = ("Comma-separated sortable fields, '-' first for descending; ties are broken by id. \"relevance\" first "
-        "(with search) lists the most relevant records first where the database ranks text (MongoDB, over "
-        "fields searchable with text=True; an error on the embedded server), by page rather than cursor.")
 COUNT = GraphQLEnumType("Count", {"EXACT": "EXACT", "NONE": "NONE"}, description=(
     "EXACT counts the matching records (meta.total, meta.lastPage); NONE leaves them null, for lists "
     "where a count costs too much."))
@@ -108,7 +105,7 @@ class IndexTypes:
         arguments = {"first": GraphQLArgument(GraphQLInt, default_value=first or self._first),
                      "page": GraphQLArgument(GraphQLInt, default_value=1),
                      "search": GraphQLArgument(GraphQLString),
-                     "sort": GraphQLArgument(GraphQLString, description=SORT)}
+                     "sort": GraphQLArgument(GraphQLString)}
         if record_filter is not None:
             arguments["filter"] = GraphQLArgument(record_filter)
         return arguments
