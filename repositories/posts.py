@@ -21,7 +21,7 @@ class PostRepository(Repository):
 
     def fields(self, request):
         return [
-            field("title").required().rules("max:255").searchable().sortable(),
+            field("title").required().rules("max:255").searchable(text=True).sortable(),
             field("body").textarea().nullable(),
             field("views").numeric().rules("integer", "min:0").sortable().matchable().aggregatable().default(0),
             field("published").boolean().matchable().groupable().default(False),

@@ -15,10 +15,10 @@ from storage.deliveries import CURSORS, DELIVERIES, Deliveries
 from storage.embedded import EmbeddedServer
 from storage.errors import DuplicateKey, Stale, StorageError, Unavailable, Unstorable
 from storage.files import Disk, GridFSDisk, LocalDisk, StoredFile, safe_path
-from storage.filters import Filter
+from storage.filters import RELEVANCE, Filter
 from storage.grouping import DATE_UNITS, GroupKey, Metric
 from storage.ids import canonical_id, is_valid_id, new_id
-from storage.indexes import ExistingIndex, IndexRefused, IndexSupport
+from storage.indexes import TEXT, ExistingIndex, IndexRefused, IndexSupport
 from storage.journal import JOURNAL, Entry, Journal, Step
 from storage.outbox import OUTBOX, Outbox
 
@@ -29,6 +29,8 @@ __all__ = [
     "Deliveries",
     "JOURNAL",
     "OUTBOX",
+    "RELEVANCE",
+    "TEXT",
     "VERSION",
     "Versions",
     "Change",

@@ -27,11 +27,12 @@ def merged_clauses(clauses: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The clauses as one document when no two of them say different things about one key (the
     operators of one field join: `{"v": {"$gte": 1, "$lt": 8}}`); None otherwise. The same query on
     MongoDB, and the embedded server runs a plain document in SQL where any `$and` is read in Python.
-    A `$or` stays inside `$and`: beside other keys, the embedded server's `$match` ignores it."""
+    A `$or` stays inside `$and`: beside other keys, the embedded server's `$match` ignores it. A `$text`
+    joins the others: inside `$and` the embedded server tests its words as a substring, off its index."""
     merged: dict[str, Any] = {}
     for clause in clauses:
         for key, value in clause.items():
-            if key.startswith("$"):
+            if key.startswith("$") and key != "$text":
                 return None
             if key not in merged:
                 merged[key] = value

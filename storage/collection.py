@@ -12,7 +12,7 @@ from pymongo.errors import DuplicateKeyError
 
 from storage import counts
 from storage.errors import DuplicateKey, Stale
-from storage.filters import Filter
+from storage.filters import RELEVANCE, Filter
 from storage.grouping import GroupKey, Metric, Row, group_pipeline, grouped_rows
 from storage.guard import unavailable_as_error
 from storage.id_pages import IdBound, all_beyond, bounded, id_bound, without_position
@@ -20,7 +20,8 @@ from storage.ids import ids_as_text, to_object_id, to_plain
 from storage.keyset_reads import keyset_reads
 from storage.pre_images import pre_images, settle
 from storage.search_parts import OutOfOrder, merged, search_parts
-from storage.indexes import ExistingIndex, IndexSupport, Keys, create_index, drop_index, index_support, list_indexes
+from storage.indexes import (ExistingIndex, IndexSupport, Keys, create_index, drop_index, embedded_text_index,
+                             index_support, list_indexes)
 
 Sort = list[tuple[str, int]]
 T = TypeVar("T")
@@ -55,8 +56,11 @@ def _versioned(oid: Any, versions: Versions) -> dict[str, Any]:
     return {"_id": oid, "$or": [{VERSION: {"$exists": False}}, clause]} if 0 in accepted else {"_id": oid, **clause}
 
 
-def _mongo_sort(sort: Sort) -> Sort:
-    return [("_id" if name == "id" else name, direction) for name, direction in sort]
+def _mongo_sort(sort: Sort) -> list[tuple[str, Any]]:
+    """The sort as the driver takes it: `id` is `_id`, RELEVANCE the text search's score (its key's
+    name is any name: MongoDB reads only the `$meta`)."""
+    return [("_id" if name == "id" else "relevance" if name == RELEVANCE else name,
+             {"$meta": "textScore"} if name == RELEVANCE else direction) for name, direction in sort]
 
 
 def _mongo_names(names: Iterable[str]) -> list[str]:
@@ -162,7 +166,8 @@ class Collection:
 
     def _cursor(self, query: dict[str, Any], sort: Sort | None, skip: int, limit: int,
                 fields: tuple[str, ...] = ()) -> Any:
-        projection = dict.fromkeys(_mongo_names([*fields, *(name for name, _ in sort or ())]), 1) if fields else None
+        sorted_by = (name for name, _ in sort or () if name != RELEVANCE)
+        projection = dict.fromkeys(_mongo_names([*fields, *sorted_by]), 1) if fields else None
         cursor = self._col.find(query, projection)
         if sort:
             cursor = cursor.sort(_mongo_sort(sort))
@@ -196,7 +201,12 @@ class Collection:
         """`where` in the shapes this server is sent."""
         if not where.search_text:  # only a search is sent in the server's own shapes: no need to ask it
             return where.to_mongo()
-        return where.to_mongo(substrings=(await self._server()).substrings_in_sql)
+        server = await self._server()
+        return where.to_mongo(substrings=server.substrings_in_sql, text=server.text_search)
+
+    async def ranks(self, where: Filter) -> bool:
+        """Whether `where`'s search is a `$text` search this server ranks (a sort by RELEVANCE)."""
+        return where.by_text() and (await self._server()).text_search
 
     async def _search_parts(self, where: Filter) -> list[Filter] | None:
         if not (where.search_text and where.search_within) or (await self._server()).or_indexed:
@@ -459,7 +469,10 @@ class Collection:
         await create_index(self._col, keys, unique)
 
     async def indexes(self) -> list[ExistingIndex]:
-        return await list_indexes(self._col)
+        listed = await list_indexes(self._col)
+        if (await self._server()).keeps_names or not listed:  # MongoDB lists its text index; a new collection has none
+            return listed
+        return listed + await embedded_text_index(self._col)
 
     async def drop_index(self, name: str) -> None:
         """`name` as `indexes()` lists it (the embedded server renames what it makes)."""

@@ -13,7 +13,11 @@ from storage.clauses import (LISTS, MONGO, NOTHING, OPERATIONS, Condition, check
                              condition_clause, merged_clauses, present, stored_value)
 from storage.ids import to_object_id
 
-__all__ = ["Condition", "Filter", "Keyset", "LISTS", "MONGO", "OPERATIONS", "settled", "substring_test"]
+__all__ = ["Condition", "Filter", "Keyset", "LISTS", "MONGO", "OPERATIONS", "RELEVANCE", "settled", "substring_test"]
+
+# The sort key of a ranked text search: most relevant first (MongoDB's `{"$meta": "textScore"}`). Not a
+# field name (no field starts with `$`), so no stored value is ever read for it.
+RELEVANCE = "$relevance"
 
 # The sort a page is read in, and the sort values of the record it starts after.
 Keyset = tuple[tuple[tuple[str, int], ...], tuple[Any, ...]]
@@ -37,14 +41,23 @@ class Filter:
     conditions: tuple[Condition, ...] = ()
     # Only records after this position in this sort (a cursor page); the sort ends with "id".
     after: Keyset | None = None
+    # The fields of the collection's text index (`searchable(text=True)`): where the server searches
+    # by text, the search over them is one `$text` (see `by_text`).
+    text_fields: tuple[str, ...] = ()
 
-    def to_mongo(self, substrings: bool = False) -> dict[str, Any] | None:
+    def by_text(self) -> bool:
+        """Whether the own fields' search can be `$text`: the text index covers only fields this search
+        looks in (a field hidden from the user is in the index too, and `$text` would search it)."""
+        return bool(self.search_text and self.text_fields and set(self.text_fields) <= set(self.search_fields))
+
+    def to_mongo(self, substrings: bool = False, text: bool = False) -> dict[str, Any] | None:
         """The MongoDB filter, or None when the filter can match nothing. `substrings`: the server
-        tests a plain search text as a substring itself (`substring_test`)."""
+        tests a plain search text as a substring itself (`substring_test`). `text`: the server searches
+        the text index's fields with `$text` (MongoDB; the embedded server keeps the substring test)."""
         if self.search_text and self.search_within:
             settled_ = settled(self)
             if settled_ is not self:
-                return settled_.to_mongo(substrings)
+                return settled_.to_mongo(substrings, text)
         clauses = _exact(self.equals)
         if clauses is None:
             return None
@@ -59,7 +72,11 @@ class Filter:
             # inline flag in SQL and reads every document in Python for $options, as for any $or.
             test = (substring_test(self.search_text) if substrings else None) or \
                 {"$regex": "(?i)" + re.escape(self.search_text)}
-            branches = [{name: test} for name in self.search_fields]
+            ranked = text and self.by_text()
+            # `$text` may sit in a `$or` only when every other branch is read from an index: the
+            # related ids' branches are `$in` on a relation key, which the index plan covers.
+            branches = [{"$text": {"$search": self.search_text}}] if ranked else []
+            branches += [{name: test} for name in self.search_fields if not (ranked and name in self.text_fields)]
             branches += [condition_clause(name, "in", values) for name, values in self.search_within if values]
             if not branches:
                 return None  # only related fields are searched, and no related record matches

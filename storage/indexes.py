@@ -24,7 +24,8 @@ from pymongo.errors import DuplicateKeyError, OperationFailure
 from storage.errors import StorageError
 from storage.guard import unavailable_as_error
 
-Keys = tuple[tuple[str, int], ...]
+Keys = tuple[tuple[str, int | str], ...]  # a direction, or TEXT: the field is in the text index
+TEXT = "text"
 EMBEDDED_PROCESS = "nx_27017"  # what the embedded server answers to buildInfo as its process
 PROFILES = ("auto", "mongodb", "embedded")  # the values of `database.profile`
 log = logging.getLogger("restify")
@@ -57,6 +58,10 @@ class IndexSupport:
     # A plain search text is tested as a substring by the server's own operator, in SQL
     # (storage/filters.py, `substring_test`), rather than by a pattern it tests in Python.
     substrings_in_sql: bool = False
+    # A search over the text index's fields is `$text`, and can be ranked (`{"$meta": "textScore"}`).
+    # The embedded server accepts both but differs (tests/storage/test_text_search.py): it is sent
+    # the substring test.
+    text_search: bool = True
 
     def sending(self, shapes: "IndexSupport") -> "IndexSupport":
         """This server, sent the query shapes of `shapes`; the indexes it accepts and how it lists
@@ -71,15 +76,23 @@ class IndexSupport:
 MONGODB = IndexSupport("MongoDB", id_in_compound=True, reports_direction=True, keeps_names=True)
 EMBEDDED = IndexSupport("nx-27017 (embedded)", id_in_compound=False, reports_direction=False, keeps_names=False,
                         id_ranges_indexed=False, aggregate_binds_ids=False, or_indexed=False,
-                        substrings_in_sql=True)
+                        substrings_in_sql=True, text_search=False)
 
 
-def _to_mongo(keys: Keys) -> list[tuple[str, int]]:
+def _to_mongo(keys: Keys) -> list[tuple[str, int | str]]:
     return [("_id" if name == "id" else name, direction) for name, direction in keys]
 
 
-def _to_plain(keys: Any) -> Keys:
-    return tuple(("id" if name == "_id" else name, int(direction)) for name, direction in dict(keys).items())
+def _to_plain(listed: dict[str, Any]) -> Keys:
+    """A listed index's keys; MongoDB lists a text index as `_fts`/`_ftsx` with its fields as `weights`."""
+    if "weights" in listed:
+        return tuple((name, TEXT) for name in sorted(listed["weights"]))
+    return tuple(("id" if name == "_id" else name, direction if direction == TEXT else int(direction))
+                 for name, direction in dict(listed.get("key", {})).items())
+
+
+def text_keys(keys: Keys) -> bool:
+    return any(direction == TEXT for _, direction in keys)
 
 
 @unavailable_as_error
@@ -104,8 +117,17 @@ async def drop_index(motor_collection: Any, name: str) -> None:
 async def list_indexes(motor_collection: Any) -> list[ExistingIndex]:
     """The collection's indexes, the one on `_id` included (none for a collection not yet made)."""
     found = await motor_collection.list_indexes().to_list(length=None)
-    return [ExistingIndex(str(d.get("name", "")), _to_plain(d.get("key", {})), bool(d.get("unique")))
-            for d in found]
+    return [ExistingIndex(str(d.get("name", "")), _to_plain(d), bool(d.get("unique"))) for d in found]
+
+
+@unavailable_as_error
+async def embedded_text_index(motor_collection: Any) -> list[ExistingIndex]:
+    """The embedded server's text index, which it leaves out of `listIndexes` and lists field by field
+    as search indexes; [] when there is none."""
+    found = await motor_collection.database.command({"listSearchIndexes": motor_collection.name})
+    names = sorted(str(name) for d in found["cursor"]["firstBatch"] for name, kind in d.get("key", {}).items()
+                   if kind == TEXT)
+    return [ExistingIndex("text", tuple((name, TEXT) for name in names), False)] if names else []
 
 
 def profile_name(profile: str | None) -> str:

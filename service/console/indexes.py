@@ -21,7 +21,9 @@ def _planned_line(state: IndexState) -> str:
     planned = state.planned
     unique = " unique" if planned.unique else ""
     line = f"  {state.status:<12} {render_keys(planned.keys)}{unique}  ({'; '.join(planned.reasons)})"
-    if state.unsupported:
+    if state.status == "not used":
+        line += " — this server is not sent $text: search tests substrings"
+    elif state.unsupported:
         line += f" — not supported by this server; {render_keys(state.keys)} serves instead"
     return line
 
@@ -57,8 +59,8 @@ async def report(settings: Settings, uri: str) -> list[str]:
         lines.append(collection)
         lines.extend(_planned_line(state) for state in planned)
         lines.extend(_extra_line(index) for index in extra)
-        missing += sum(state.status != "exists" for state in planned)
-    count = sum(len(planned) for planned, _ in found.values())
+        missing += sum(state.status not in ("exists", "not used") for state in planned)  # counted as planned
+    count = sum(state.status != "not used" for planned, _ in found.values() for state in planned)
     lines.append("")
     lines.append(f"{count} planned, {count - missing} in place, {missing} missing or not unique.")
     return lines

@@ -56,6 +56,17 @@ def test_what_is_expensive(text, resource, fields, reason):
     assert expense(resource(), fields, query(text, resource, fields)) == reason
 
 
+@pytest.mark.parametrize("text, indexed, reason", [
+    ("search=a", True, "a search through related records"),  # the relation's matches are read first
+    ("search=a&sort=relevance", True, None),                   # ranked: $text alone, read from its index
+    ("search=a&sort=relevance", False, "a search"),            # the embedded server: a substring test
+])
+def test_a_text_search_the_database_reads_from_its_text_index_is_not_expensive(registry, text, indexed, reason):
+    posts = registry.get("posts")
+    fields = posts.fields(Context(action="index"))
+    assert expense(posts, fields, query(text, lambda: posts, fields), indexed) == reason
+
+
 def test_the_owner_is_the_user_or_the_guests_address():
     assert owner(Context(user=Model({"id": "u1"}), extras={"address": "10.0.0.1"})) == "user:u1"
     assert owner(Context(door="rest", extras={"address": "10.0.0.1"})) == "guest:10.0.0.1"

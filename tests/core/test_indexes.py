@@ -8,7 +8,9 @@ from service import any_of
 from service.core.declarations.indexes import index_plan, scope_fields, states
 from service.core.declarations.policies import Policy, PolicyMap
 from service.core.declarations.registry import Registry, load_app
+from service.core.kernel import DeclarationError
 from storage import DuplicateKey
+from tests.servers import EMBEDDED_SHAPES
 
 EMBEDDED = not os.environ.get("MONGODB_URI")
 ID = ("id", 1)
@@ -26,6 +28,7 @@ def test_the_demo_plan_names_every_index_and_why(registry):
         ("posts", (("published", 1), ID), False, ["matchable", "groupable"]),
         ("posts", (("tag_ids", 1),), False, ["belongs_to_many tags"]),
         ("posts", (("title", 1), ID), False, ["sortable"]),
+        ("posts", (("title", "text"),), False, ["text search"]),  # one text index, whatever its fields
         ("posts", (("user_id", 1), ID), False, ["matchable", "groupable", "belongs_to user",
                                                 "has_many posts of users"]),
         ("posts", (("views", 1), ID), False, ["matchable", "sortable"]),
@@ -84,6 +87,20 @@ def test_scope_fields_come_from_the_declaration_or_scope_of_no_user(registry, po
     assert scope_fields(scoped, posts) == fields
 
 
+def test_several_text_fields_share_one_text_index_and_a_plain_searchable_field_beside_them_is_refused(app_copy):
+    path = app_copy / "repositories" / "posts.py"
+    source = path.read_text()
+    path.write_text(source.replace('field("body").textarea().nullable()',
+                                   'field("body").textarea().nullable().searchable(text=True)'))
+    planned = [(p.keys, p.reasons) for p in index_plan(load_app(app_copy)).indexes if p.text]
+    assert planned == [((("body", "text"), ("title", "text")), ["text search"])]
+    path.write_text(source.replace('field("body").textarea().nullable()',
+                                   'field("body").textarea().nullable().searchable()'))
+    with pytest.raises(DeclarationError, match="'body' is searchable without text=True beside text fields "
+                                               r"\(title\): a repository's searchable fields are all text=True"):
+        load_app(app_copy)
+
+
 def test_a_scope_field_gets_its_index(registry):
     posts = registry.get("posts")
     scoped = Registry(registry.resources, PolicyMap({posts.model: _Declared}))
@@ -92,7 +109,7 @@ def test_a_scope_field_gets_its_index(registry):
 
 
 async def _keys(db, collection):
-    return sorted(index.keys for index in await db.collection(collection).indexes())
+    return sorted((index.keys for index in await db.collection(collection).indexes()), key=str)
 
 
 async def test_ready_creates_the_plan(restify, db):
@@ -101,10 +118,13 @@ async def test_ready_creates_the_plan(restify, db):
                 (("user_id", 1), ID), (("views", 1), ID)]
     if EMBEDDED:  # it refuses `_id` in a compound index: the field alone is made instead
         expected = sorted(tuple(key for key in keys if key != ID) or keys for keys in expected)
-    assert await _keys(db, "posts") == expected
+    if not EMBEDDED_SHAPES:  # the text index is made where `$text` is sent
+        expected = sorted([*expected, (("title", "text"),)], key=str)
+    assert sorted(await _keys(db, "posts"), key=str) == sorted(expected, key=str)
     found, extra = (await states(db, index_plan(restify.registry)))["posts"]
-    assert [state.status for state in found] == ["exists"] * 6 and extra == []
-    assert [state.unsupported for state in found] == [EMBEDDED, EMBEDDED, False, EMBEDDED, EMBEDDED, EMBEDDED]
+    text = "not used" if EMBEDDED_SHAPES else "exists"  # the embedded profile searches substrings
+    assert [state.status for state in found] == ["exists"] * 4 + [text, "exists", "exists"] and extra == []
+    assert [state.unsupported for state in found] == [EMBEDDED, EMBEDDED, False, EMBEDDED, False, EMBEDDED, EMBEDDED]
 
 
 @pytest.mark.parametrize("config", [{"database": {"auto_indexes": False}}], indirect=False)

@@ -131,7 +131,7 @@ async def test_an_operator_or_value_the_types_do_not_allow_is_refused_before_any
 async def test_a_bad_sort_is_a_bad_request(api):
     body = await run(api, '{ postList(sort: "body") { title } }')
     assert body["errors"][0]["extensions"] == {"code": "BAD_REQUEST", "errors": {
-        "sort": ["The field 'body' is not sortable; the sortable fields are: created_at, due, id, title, updated_at, user.name, views."]}}
+        "sort": ["The field 'body' is not sortable; the sortable fields are: created_at, due, id, relevance, title, updated_at, user.name, views."]}}
 
 
 def test_the_typed_inputs_follow_each_fields_description(registry, tmp_path):

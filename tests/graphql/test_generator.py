@@ -202,7 +202,7 @@ def app_copy(tmp_path: Path, edits: list[tuple[str, str, str]] = (), graphql_tom
             del sys.modules[name]
 
 
-POST_FIELDS_ANCHOR = 'field("title").required().rules("max:255").searchable().sortable(),\n'
+POST_FIELDS_ANCHOR = 'field("title").required().rules("max:255").searchable(text=True).sortable(),\n'
 TYPED_FIELDS = [("posts.py", POST_FIELDS_ANCHOR, POST_FIELDS_ANCHOR
                  + '            field("rating").numeric().nullable(),\n'
                  + '            field("born").date().nullable(),\n'

@@ -14,6 +14,7 @@ from bson import ObjectId
 
 from service.core.declarations.registry import load_app
 from storage.ids import new_id
+from tests.servers import SUBSTRING_SEARCH
 
 ROOT = Path(__file__).resolve().parents[2]
 POSTS = "/api/restify/posts"
@@ -131,6 +132,7 @@ SEARCHED_TITLES = ["Hello World", "say HELLO", "Regex .* inside", "call (x) now"
     ("d$", []),  # "Hello World" ends with d: an anchor would match it
     ("body text", []),
 ])
+@pytest.mark.embedded_shapes(SUBSTRING_SEARCH)
 async def test_search_matches_searchable_fields_case_insensitively_and_literally(api, db, text, expected):
     await seed_posts(db, *SEARCHED_TITLES, body="body text on every post")
     assert titles(await api.get(url(POSTS, search=text))) == expected
@@ -153,6 +155,7 @@ async def test_search_with_a_catastrophic_pattern_answers_and_matches_literally(
     assert titles(await api.get(url(POSTS, search=hostile))) == ["literal (a+)+$ here"]
 
 
+@pytest.mark.embedded_shapes(SUBSTRING_SEARCH)
 @pytest.mark.parametrize("length, status", [(255, 200), (256, 400)])
 async def test_search_text_is_limited_to_255_characters(api, db, length, status):
     await seed_post(db, "a" * 300)
@@ -288,7 +291,7 @@ async def test_every_repository_sorts_by_its_timestamps(api, db, sort, expected)
     ("body", "body"), ("-published", "published"), ("title,user_id", "user_id"), ("nope", "nope"),
 ])
 async def test_sort_on_a_field_that_is_not_sortable_is_a_400_naming_it_and_the_sortable_ones(api, db, sort, named):
-    message = f"The field '{named}' is not sortable; the sortable fields are: created_at, id, title, updated_at, user.name, views."
+    message = f"The field '{named}' is not sortable; the sortable fields are: created_at, id, relevance, title, updated_at, user.name, views."
     bad_request(await api.get(url(POSTS, sort=sort)), message, {"sort": [message]})
 
 

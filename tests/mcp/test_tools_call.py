@@ -125,8 +125,8 @@ async def test_missing_required_attributes_are_reported_like_rest(connect, ann, 
     ("posts-index-tool", {"page": 0}, {"message": "The page parameter must be a positive integer.",
                                        "errors": {"page": ["The page must be a positive integer."]}}),
     ("posts-index-tool", {"sort": "body"}, {
-        "message": "The field 'body' is not sortable; the sortable fields are: created_at, id, title, updated_at, user.name, views.",
-        "errors": {"sort": ["The field 'body' is not sortable; the sortable fields are: created_at, id, title, updated_at, user.name, views."]}}),
+        "message": "The field 'body' is not sortable; the sortable fields are: created_at, id, relevance, title, updated_at, user.name, views.",
+        "errors": {"sort": ["The field 'body' is not sortable; the sortable fields are: created_at, id, relevance, title, updated_at, user.name, views."]}}),
     ("posts-index-tool", {"include": "friends"}, {
         "message": "Unknown relations: friends (the relations of posts: comments, tags, user).",
         "errors": {"related": ["Unknown relations: friends (the relations of posts: comments, tags, user)."]}}),

@@ -79,14 +79,19 @@ async def test_index_tool_schema_has_paging_search_sort_include_and_matchable_fi
             "page": {"type": "integer", "minimum": 1, "default": 1, "description": "The page to return, from 1."},
             "perPage": {"type": "integer", "minimum": 1, "description": "Records per page (default 15)."},
             "search": {"type": "string", "maxLength": 255,
-                       "description": "Case-insensitive text searched in: title, user.name."},
+                       "description": "Case-insensitive text searched in: title, user.name. Where the database "
+                                      "searches text indexes (MongoDB), title is searched by word rather than by "
+                                      "substring."},
             "sort": {"type": "string",
-                     "pattern": "^[-+]?(?:user\\.name|title|views|created_at|updated_at|id)"
+                     "pattern": "^(?:relevance|[-+]?(?:user\\.name|title|views|created_at|updated_at|id))"
                      "(?:,[-+]?(?:title|views|created_at|updated_at|id))*$",
                      "description": "Comma-separated fields to sort by, '-' first for descending (e.g. '-created_at', "
                                     "newest first); sortable: title, views, created_at, updated_at, id. Ties are broken by id; any other field is a 400. "
                                     "A related field (user.name) may come first: records in the order of their "
-                                    "related record, those without a visible one last; with page, not cursor."},
+                                    "related record, those without a visible one last; with page, not cursor. "
+                                    "'relevance' (first, without a sign, with search) lists the most relevant records "
+                                    "first where the database ranks text (MongoDB; a 400 on the embedded server); "
+                                    "with page, not cursor."},
             "include": {"type": "string", "pattern": INCLUDE_PATTERN, "description": INCLUDE_POSTS},
             "fields": FIELDS_POSTS,
             "cursor": cursor_schema(),

@@ -155,8 +155,9 @@ def test_index_parameters_name_the_query_contract(document):
     assert index["search"]["schema"] == {"type": "string", "maxLength": 255}
     assert index["published"]["schema"] == {"type": "boolean"}
     assert index["user_id"]["schema"] == {"type": "string"}
-    assert index["sort"]["schema"]["pattern"] == \
-        "^[-+]?(?:user\\.name|title|views|created_at|updated_at|id)(?:,[-+]?(?:title|views|created_at|updated_at|id))*$"
+    assert index["sort"]["schema"]["pattern"] == "^(?:relevance|[-+]?(?:user\\.name|title|views|created_at|updated_at|id))" \
+        "(?:,[-+]?(?:title|views|created_at|updated_at|id))*$"
+    assert "'relevance' (first, without a sign, with search)" in index["sort"]["description"]
     fieldset = Draft202012Validator(index["fields[users]"]["schema"], format_checker=None)
     for good in ("name", "name,post_count,posts", ""):
         assert fieldset.is_valid(good), good

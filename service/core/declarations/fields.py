@@ -39,6 +39,7 @@ class Field(ByPolicy):
         self.default_value: Any = _NO_DEFAULT
         self.is_nullable = False
         self.is_searchable = False
+        self.is_text = False          # searched through the collection's text index where the server has one
         self.is_sortable = False
         self.is_matchable = False
         self.is_groupable = False     # a group key of aggregations (`service.core.reading.grouping`)
@@ -152,7 +153,10 @@ class Field(ByPolicy):
         self.check_hidden()
         return self
 
-    def searchable(self) -> "Field":
+    def searchable(self, text: bool = False) -> "Field":
+        """`search=` looks in it. `text=True`: through a text index where the database has one (MongoDB:
+        words rather than substrings, and `sort=relevance`); the embedded server keeps the substring test."""
+        self.is_text = self.is_text or text
         return self._exposed("is_searchable")
 
     def sortable(self) -> "Field":

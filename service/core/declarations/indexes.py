@@ -9,6 +9,9 @@ What gets an index, and why:
   which reads the parents in that order (each parent's records then use the relation key's index). A
   relation search (`.searchable(...)`) gets none: a case-insensitive substring match cannot use an index,
   and its second step, `$in` of parent ids, uses the relation key's;
+- text search (`searchable(text=True)`): one text index per collection over all its text fields, as
+  MongoDB allows one; a server that is not sent `$text` (the embedded one) does not use it, so there it
+  is neither made nor reported missing;
 - soft deletes: `deleted_at` on the collection of a repository with `soft_deletes`;
 - a `unique:` rule: a unique index on the collection and column it names (also the bearer tokens' hash);
   on a collection with soft deletes, `(column, 1), (deleted_at, 1)`: a trashed record's value (its
@@ -34,11 +37,11 @@ from service.core.declarations.description import describe
 from service.core.declarations.fields import DELETED_AT, TIMESTAMPS, Field
 from service.core.declarations.policies import AnyOf
 from service.core.declarations.registry import Registry, Resource
-from storage import Database, ExistingIndex, IndexRefused, IndexSupport
+from storage import TEXT, Database, ExistingIndex, IndexRefused, IndexSupport
 
 log = logging.getLogger("restify")
 
-Keys = tuple[tuple[str, int], ...]
+Keys = tuple[tuple[str, int | str], ...]
 TOKENS = ("personal_access_tokens", "token_hash")  # bearer tokens are found by their hash
 
 
@@ -53,8 +56,15 @@ class PlannedIndex:
     def fields(self) -> tuple[str, ...]:
         return tuple(name for name, _ in self.keys)
 
+    @property
+    def text(self) -> bool:
+        return any(direction == TEXT for _, direction in self.keys)
+
     def keys_for(self, support: IndexSupport) -> Keys:
-        """The keys this server accepts: without the id tie-break where `_id` may not be compounded."""
+        """The keys this server accepts: without the id tie-break where `_id` may not be compounded;
+        none for a text index where the server is not sent `$text`."""
+        if self.text and not support.text_search:
+            return ()
         if support.id_in_compound or len(self.keys) == 1:
             return self.keys
         return tuple(key for key in self.keys if key[0] != "id")
@@ -75,7 +85,7 @@ class Plan:
     @property
     def indexes(self) -> list[PlannedIndex]:
         kept = [p for p in self._by_keys.values() if not self._fold(p)]
-        return sorted(kept, key=lambda p: (p.collection, not p.unique, p.keys))
+        return sorted(kept, key=lambda p: (p.collection, not p.unique, tuple((n, str(d)) for n, d in p.keys)))
 
     def _fold(self, planned: PlannedIndex) -> bool:
         """Merges a plain one-key index into a compound one that starts with its key, if any."""
@@ -122,7 +132,11 @@ def _field_indexes(plan: Plan, resource: Resource) -> None:
     plan.add(resource.collection, ((TIMESTAMPS[0], 1), ("id", 1)), "sortable")
     if resource.soft_deletes:  # every read asks whether a record is trashed; a purge, since when
         plan.add(resource.collection, ((DELETED_AT, 1),), "soft deletes")
-    for item in resource.fields(Context(action="declaration")):
+    declared = resource.fields(Context(action="declaration"))
+    texts = sorted(item.name for item in declared if item.is_text)
+    if texts:
+        plan.add(resource.collection, tuple((name, TEXT) for name in texts), "text search")
+    for item in declared:
         for flag, reason in ((item.is_matchable, "matchable"), (item.is_sortable, "sortable")):
             if flag:
                 plan.add(resource.collection, ((item.name, 1), ("id", 1)), reason)
@@ -164,16 +178,18 @@ def scope_fields(registry: Registry, resource: Resource) -> tuple[str, ...]:
 class IndexState:
     planned: PlannedIndex
     keys: Keys                     # what this server gets: the planned keys, or those it accepts
-    status: str                    # "exists" | "missing" | "not unique" | "created" | "refused: ..."
+    # "exists" | "missing" | "not unique" | "created" | "refused: ..." | "not used" (a text index the
+    # server is not sent `$text` for)
+    status: str
     existing: ExistingIndex | None = None
 
     @property
     def unsupported(self) -> bool:
-        return self.keys != self.planned.keys
+        return bool(self.keys) and self.keys != self.planned.keys
 
 
 def _same_keys(keys: Keys, existing: ExistingIndex, support: IndexSupport) -> bool:
-    if support.reports_direction:
+    if support.reports_direction or any(direction == TEXT for _, direction in keys):
         return existing.keys == keys
     return tuple(name for name, _ in existing.keys) == tuple(name for name, _ in keys)  # listed ascending
 
@@ -181,6 +197,8 @@ def _same_keys(keys: Keys, existing: ExistingIndex, support: IndexSupport) -> bo
 def compare(planned: PlannedIndex, existing: list[ExistingIndex], support: IndexSupport) -> IndexState:
     """By keys only: the embedded server renames indexes, so names say nothing."""
     keys = planned.keys_for(support)
+    if not keys:
+        return IndexState(planned, keys, "not used")
     found = next((index for index in existing if _same_keys(keys, index, support)), None)
     if found is None:
         return IndexState(planned, keys, "missing")

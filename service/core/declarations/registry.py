@@ -160,12 +160,22 @@ def _check_fields(resource: Resource) -> None:
                                    f"({', '.join(sorted(RESERVED))})")
         seen.add(item.name)
         try:
+            _check_text(item, declared)
             item.check_hidden()
             check_declaration(item)
         except DeclarationError as error:
             located = DeclarationError(f"{owner}: {error}")
             located.location = item.declared_at
             raise located from None
+
+
+def _check_text(item: Field, declared: list[Any]) -> None:
+    """A repository's own searchable fields are all text or none: MongoDB's `$text` sits in a `$or` only
+    when every other branch is read from an index, and a substring test on a field is not."""
+    if item.is_searchable and not item.is_text and any(f.is_text for f in declared if isinstance(f, Field)):
+        texts = ", ".join(f.name for f in declared if isinstance(f, Field) and f.is_text)
+        raise DeclarationError(f"field {item.name!r} is searchable without text=True beside text fields ({texts}): "
+                               "a repository's searchable fields are all text=True or none")
 
 
 def _resolve_relations(resource: Resource, by_class: dict[str, Resource]) -> None:

@@ -44,8 +44,12 @@ def search_schema(fields: list[Field], settings: Settings, through: list[str] | 
     if not searchable:
         return None
     limit = int(settings.positive("query", "max_search_length"))
-    return {"type": "string", "maxLength": limit,
-            "description": f"Case-insensitive text searched in: {', '.join(searchable)}."}
+    texts = [f.name for f in fields if f.is_text]
+    text = f"Case-insensitive text searched in: {', '.join(searchable)}."
+    if texts:
+        text += (f" Where the database searches text indexes (MongoDB), {', '.join(texts)} "
+                 f"{'is' if len(texts) == 1 else 'are'} searched by word rather than by substring.")
+    return {"type": "string", "maxLength": limit, "description": text}
 
 
 def sort_schema(fields: list[Field], through: list[str] | None = None) -> Schema:
@@ -53,15 +57,19 @@ def sort_schema(fields: list[Field], through: list[str] | None = None) -> Schema
     sortable = sort_keys(fields)
     example = "-created_at"  # newest first
     schema: Schema = {"type": "string"}
+    ranked = any(f.is_text for f in fields) and "relevance" not in sortable
     if all(_NAME.match(name) for name in sortable) and all(_NAME.match(n.replace(".", "_")) for n in through or []):
         one = f"[-+]?(?:{'|'.join(sortable)})"
         first = f"[-+]?(?:{'|'.join(re.escape(n) for n in [*sorted(through), *sortable])})" if through else one
-        schema["pattern"] = f"^{first}(?:,{one})*$"
+        schema["pattern"] = f"^{f'(?:relevance|{first})' if ranked else first}(?:,{one})*$"
     text = (f"Comma-separated fields to sort by, '-' first for descending (e.g. '{example}', newest first); "
             f"sortable: {', '.join(sortable)}. Ties are broken by id; any other field is a 400.")
     if through:
         text += (f" A related field ({', '.join(sorted(through))}) may come first: records in the order of their "
                  "related record, those without a visible one last; with page, not cursor.")
+    if ranked:
+        text += (" 'relevance' (first, without a sign, with search) lists the most relevant records first where "
+                 "the database ranks text (MongoDB; a 400 on the embedded server); with page, not cursor.")
     schema["description"] = text
     return schema
 

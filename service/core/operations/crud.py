@@ -18,10 +18,11 @@ from service.core.identity import refuse_unverified
 from service.core.kernel import Forbidden, NotFound, Unauthenticated, with_values
 from service.core.reading import (FILTER, Fieldsets, IndexQuery, Page, RelationTree, Visible, apply_fieldsets,
                                   as_parameters, asked_relations, cursor_binding, cursor_key, fill, forced,
-                                  index_query, load_related, parse_fieldsets, read_cursor_page, read_through_page,
-                                  record_meta, refuse_before_reading, relation_key, require_readable, resource_object,
-                                  search_within, taking_turns, trashed_asked, visibility_of, visible, with_eager,
-                                  with_relations, with_relationships)
+                                  index_query, load_related, parse_fieldsets, ranked, read_cursor_page,
+                                  read_through_page, record_meta, refuse_before_reading, refuse_unranked, relation_key,
+                                  require_readable, resource_object, search_within, taking_turns, text_fields,
+                                  trashed_asked, visibility_of, visible, with_eager, with_relations,
+                                  with_relationships)
 from service.core.writing import Upload, Write, canonical_references, remove, trash, write
 from service.core.writing import expected_versions, now  # noqa: F401 (the doors import them from here too)
 from storage import Filter, Versions
@@ -96,6 +97,7 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     collection = app.collection(resource)
     async with taking_turns(app, resource, fields, query, context) as count_kept_for:  # expensive ones take turns
         where = await index_filter(app, resource, fields, query, context, seen)
+        await refuse_unranked(query, collection, where)
         # A cursor is bound to what chooses and orders the records, and to the page size.
         bound = cursor_binding(resource.name, query.sort, sorted(where.equals.items()), where.conditions,
                                query.search, query.per_page)
@@ -178,12 +180,15 @@ async def index_filter(app: Restify, resource: Resource, fields: list, query: In
                              lambda field, value: canonical_references(app, fields, {field: value})[field])
     # The policy's scope is inside the query: pages and the total count only readable records.
     seen = seen if seen is not None else visibility_of(app, resource, context.user)
+    # A ranked search leaves related records out: MongoDB scores only the records its text index matches.
+    related = () if ranked(query) else await search_within(app, resource, context, query.search)
     return seen.within(Filter(
         equals=equals,
         search_fields=tuple(f.name for f in fields if f.is_searchable),
         search_text=query.search,
-        search_within=await search_within(app, resource, context, query.search),
+        search_within=related,
         conditions=conditions,
+        text_fields=text_fields(resource) if query.search else (),
     ))
 
 

@@ -14,6 +14,7 @@ from service.core.reading.loading import load_related, require_readable, with_ea
 from service.core.reading.planning import refuse_before_reading
 from service.core.reading.presenting import asked_relations, serialize, with_relations
 from service.core.reading.query import IndexQuery, RelationTree, max_related_depth
+from service.core.reading.ranking import ranked, refuse_unranked, text_fields
 from service.core.reading.serializer import iso, record_meta, resource_object, visible, with_relationships
 from service.core.reading.through import read_through_page, relation_key, search_within
 from service.core.reading.visibility import Visible, forced, trashed_asked, visibility_of
@@ -26,5 +27,6 @@ __all__ = [
     "index_query", "iso", "load_related", "max_related_depth", "parse_fieldsets", "query_text", "read_cursor_page",
     "read_through_page", "record_meta", "refuse_before_reading", "relation_key", "require_readable",
     "resource_object", "search_within", "selectable", "serialize", "taking_turns", "trashed_asked", "visibility_of",
-    "visible", "with_eager", "with_relations", "with_relationships"
+    "visible", "with_eager", "with_relations", "with_relationships",
+    "ranked", "refuse_unranked", "text_fields",
 ]

@@ -6,7 +6,9 @@ expensive, before it reads anything, when it has:
 - a search over searchable fields, own or related: a case-insensitive substring test, which no index
   can seek on any server (MongoDB scans an index or the collection; the embedded server runs a regex
   on every document, and a count reads every match); a search through `BelongsTo(...).searchable()`
-  also reads the matching parents first;
+  also reads the matching parents first (unless the search is ranked: `sort=relevance` leaves related
+  records out). A search MongoDB answers from the text index (`searchable(text=True)`, `$text`) is not
+  expensive;
 - a relation sort (`sort=user.name`): it reads the visible parents in order and counts their records;
 - an `in` / `nin` list of more than IN_VALUES values: on the embedded server an `in` on any field but
   the id is tested on every document, however the field is indexed;
@@ -44,7 +46,7 @@ from typing import TYPE_CHECKING
 
 from service.core.declarations import Context, Field
 from service.core.kernel import COMPOUNDS, CONDITIONS, Busy, leaves
-from service.core.reading.query import IndexQuery
+from service.core.reading.query import IndexQuery, ranked, text_search
 
 if TYPE_CHECKING:
     from service.core.declarations import Resource, Restify
@@ -56,12 +58,13 @@ _MAX_RESTING = 1000  # owners' rests kept before those that are over are forgott
 PACED = 1.0  # seconds a query waits for a rest to end; a longer rest refuses it
 
 
-def expense(resource: "Resource", fields: list[Field], query: IndexQuery) -> str | None:
-    """Why `query` is expensive, in a few words (the first reason found), or None for a plain one."""
+def expense(resource: "Resource", fields: list[Field], query: IndexQuery, text: bool = False) -> str | None:
+    """Why `query` is expensive, in a few words (the first reason found), or None for a plain one.
+    `text`: the database searches text indexes (`$text`)."""
     if query.search:
-        if any(relation.search_fields for relation in resource.relations.values()):
+        if not ranked(query) and any(relation.search_fields for relation in resource.relations.values()):
             return "a search through related records"
-        if any(f.is_searchable for f in fields):
+        if any(f.is_searchable for f in fields) and not (text and text_search(resource, fields)):
             return "a search"
     if query.sort and "." in query.sort[0][0]:
         return f"a sort by {query.sort[0][0]}"
@@ -233,7 +236,8 @@ async def taking_turns(app: "Restify", resource: "Resource", fields: list[Field]
     the seconds the query's count may be kept (`query.expensive_count_seconds`; 0 for a plain query,
     whose count is cheap): paging through a search asks the same count on every page. `also`: a reason
     the caller knows of besides the query's own (an aggregation's shape)."""
-    reason = expense(resource, fields, query) or also
+    text = bool(query.search) and (await app.db.index_support()).text_search
+    reason = expense(resource, fields, query, text) or also
     if reason is None:
         yield 0.0
         return

@@ -36,7 +36,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from service.config import Settings
 from service.core.kernel import BadRequest
-from storage import Collection, Filter
+from storage import RELEVANCE, Collection, Filter
 
 KEY_FILE = Path("var") / "cursor.key"
 MAX_SKIP = 2**63 - 1
@@ -180,6 +180,8 @@ async def read_cursor_page(collection: Collection, where: Filter, sort: list[tup
                                      fields=fields) if fits else []
         more = len(rows) > per_page
         rows = rows[:per_page]
+        if RELEVANCE in keys:  # a score is no stored value: these pages are read by number only
+            return Page(rows, skip, more, None, None)
         return Page(rows, skip, more, at(rows[-1], (), True) if more else None,
                     at(rows[0], (), False) if rows and skip else None)
     start = decode(secret, bound, cursor, len(keys)) if cursor else None

@@ -13,6 +13,8 @@ from service.config import Settings
 from service.core.declarations import Description, Field, describe, sort_keys, to_boolean, to_number
 from service.core.kernel import (CONDITIONS, FLAG, LIST, NAME, NEGATED, OPERATORS, RESERVED, BadRequest, Operator,
                                  choices, refuse, refuse_field, refuse_null, refuse_operator, refuse_shape)
+from service.core.reading.ranking import relevance_sort
+from service.core.reading.ranking import ranked, text_search  # noqa: F401 (admission reads them from here)
 
 if TYPE_CHECKING:
     from service.core.declarations import Resource
@@ -156,12 +158,16 @@ def parse_index(resource: "Resource", fields: list[Field], params: Mapping[str, 
                          {"search": [f"The search may not be greater than {limit} characters."]})
     query.search = search.strip()
     parse_filters(query, fields, params, repeated or {}, max_in_values(settings))
-    query.sort = parse_sort(params.get("sort", ""), fields, relation_sorts(resource))
+    own_relevance = "relevance" in sort_keys(fields)  # a field of that name keeps its meaning
+    relevance = set() if own_relevance or not any(f.is_text for f in fields) else {"relevance"}
+    query.sort = parse_sort(params.get("sort", ""), fields, relation_sorts(resource) | relevance)
     count = params.get("count") or "exact"
     if count not in _COUNTS:
         raise BadRequest("The count parameter must be exact or none.", {"count": ["The count must be exact or none."]})
     query.counted = count == "exact"
     query.cursor = params.get("cursor")
+    if relevance:
+        relevance_sort(query, params)
     return query
 
 
