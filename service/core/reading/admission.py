@@ -8,6 +8,7 @@ expensive, before it reads anything, when it has:
   on every document, and a count reads every match); a search through `BelongsTo(...).searchable()`
   also reads the matching parents first;
 - a relation sort (`sort=user.name`): it reads the visible parents in order and counts their records;
+- a filter through a relation (`user.name[eq]=Ann`, `has=comments`): it reads the related records first;
 - an `in` / `nin` list of more than IN_VALUES values: on the embedded server an `in` on any field but
   the id is tested on every document, however the field is indexed;
 - a deep page: more than DEEP_SKIP records skipped (by page number; a cursor reads any depth for about
@@ -43,6 +44,7 @@ from typing import TYPE_CHECKING
 from service.core.declarations import Context, Field
 from service.core.kernel import CONDITIONS, Busy, leaves
 from service.core.reading.query import IndexQuery
+from service.core.reading.relation_filters import relation_conditions
 
 if TYPE_CHECKING:
     from service.core.declarations import Resource, Restify
@@ -63,6 +65,8 @@ def expense(resource: "Resource", fields: list[Field], query: IndexQuery) -> str
             return "a search"
     if query.sort and "." in query.sort[0][0]:
         return f"a sort by {query.sort[0][0]}"
+    if relation_conditions(query.conditions):
+        return "a filter through related records"
     long_lists = [name for name, operation, values in leaves(query.conditions)
                   if CONDITIONS[operation].many and len(values) > IN_VALUES]
     if long_lists:

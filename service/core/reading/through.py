@@ -38,7 +38,14 @@ def limit(app: "Restify") -> int:
 async def _parents(app: "Restify", relation: ResourceRelation, context: Context, where: Filter,
                    sort: list[tuple[str, int]] | None, what: str) -> list[dict[str, Any]]:
     """The parents `where` finds that the user may see, at most `limit`; more is a 400."""
-    target = relation.target
+    return await visible_records(app, relation.target, context, where, sort, what,
+                                 "search" if what == "search" else "sort")
+
+
+async def visible_records(app: "Restify", target: Resource, context: Context, where: Filter,
+                          sort: list[tuple[str, int]] | None, what: str, label: str) -> list[dict[str, Any]]:
+    """The records of `target` `where` finds that the user may see, at most `limit`; more is a 400
+    naming `label` (the parameter) and `what` (the read)."""
     seen = visibility.visibility_of(app, target, context.user)
     if not seen.entered:
         return []
@@ -47,7 +54,7 @@ async def _parents(app: "Restify", relation: ResourceRelation, context: Context,
     if len(rows) > bound:
         message = (f"The {what} reads more than {bound} {target.name} records (query.max_relation_sort); "
                    f"narrow it down.")
-        raise BadRequest(message, {"search" if what == "search" else "sort": [message]})
+        raise BadRequest(message, {label: [message]})
     return seen.shown(rows)
 
 
