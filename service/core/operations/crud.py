@@ -20,8 +20,8 @@ from service.core.reading import (FILTER, Fieldsets, IndexQuery, Page, RelationT
                                   as_parameters, asked_relations, bindable, cursor_binding, cursor_key, fill, forced,
                                   index_query, load_related, parse_fieldsets, read_cursor_page, read_through_page,
                                   record_meta, refuse_before_reading, relation_key, require_readable, resolve,
-                                  resource_object, search_within, taking_turns, trashed_asked, visibility_of, visible, with_eager,
-                                  with_relations, with_relationships)
+                                  resource_object, search_within, taking_turns, trashed_asked, visibility_of, visible,
+                                  with_eager, with_relations, with_relationships)
 from service.core.writing import Upload, Write, canonical_references, remove, trash, write
 from service.core.writing import expected_versions, now  # noqa: F401 (the doors import them from here too)
 from storage import Filter, Versions

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from service.config import Settings
 from service.core.declarations import Description, Field, describe, sort_keys, to_boolean, to_number
-from service.core.kernel import (CONDITIONS, EXACT, FLAG, LIST, NAME, NEGATED, OPERATORS, RESERVED, BadRequest, Operator,
-                                 choices, refuse, refuse_field, refuse_null, refuse_operator, refuse_shape)
+from service.core.kernel import (CONDITIONS, EXACT, FLAG, LIST, NAME, NEGATED, OPERATORS, RESERVED, BadRequest,
+                                 Operator, choices, refuse, refuse_field, refuse_null, refuse_operator, refuse_shape)
 
 if TYPE_CHECKING:
     from service.core.declarations import Resource

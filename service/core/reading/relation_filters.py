@@ -46,7 +46,7 @@ class Through:
     label: str = field(default="", compare=False)  # where it was sent, for a refusal
 
 
-class Found(tuple):  # type: ignore[type-arg]
+class Found(tuple[str, ...]):
     """The ids a Through resolved to; it still names the Through, which a cursor is bound to (the
     ids may change as records do)."""
     through: Through | None = None
