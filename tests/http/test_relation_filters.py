@@ -121,3 +121,26 @@ async def test_a_cursor_walk_keeps_its_relation_filter(api, ann, posts):
     assert response.status == 200, response.body
     rest = [row["attributes"]["title"] for row in response.json["data"]]
     assert sorted(first + rest) == ["a1", "a2", "a3"]
+
+
+@pytest.mark.parametrize("query", ["user.name=Ann", "user.name[in]=Ann,Bob&published=false", "has=comments",
+                                   "-has=comments&user.name=Zoe", f"filter={quote(json.dumps({'not': {'has': 'tags'}}))}"])
+async def test_an_aggregation_counts_what_the_index_lists_for_each_user(api, rules, ann, posts, talk, query):
+    rules("users", scope=lambda user: {"name": {"ne": "Bob"}} if user is not None else False)
+    for token in (ann["token"], None):
+        listed = (await api.get(f"{POSTS}?{query}&perPage=100", token=token)).json["meta"]["total"]
+        response = await api.get(f"{POSTS}/aggregate?{query}&metrics=count", token=token)
+        assert response.status == 200, response.body
+        counted = sum(group["count"] for group in response.json["data"])
+        assert counted == listed
+
+
+async def test_a_live_feed_refuses_a_relation_filter(api, ann, posts):
+    message = "A live feed cannot filter through the relation 'user': one changed record cannot tell whether it " \
+              "still matches."
+    bad_request(await api.get(f"{POSTS}/events?user.name=Ann", token=ann["token"]), message, {"user": [message]})
+    response = await api.get(f"{POSTS}/events?has=comments", token=ann["token"])
+    assert response.status == 400 and "'comments'" in response.json["message"], response.body
+    given = quote(json.dumps({"any": [{"user": {"name": {"eq": "Ann"}}}]}))
+    bad_request(await api.get(f"{POSTS}/events?filter={given}", token=ann["token"]), message,
+                {"filter.any.0.user": [message]})
