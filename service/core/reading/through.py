@@ -3,7 +3,8 @@
 Both read the parents first, through the parent repository's own read rules for this user (its
 policy's `allow_restify`, `scope()` and `show`): a user never finds or orders records by a parent
 they may not see. No `$lookup` (the embedded server lacks the pipeline form); each step is a plain
-query on one collection, bounded by `query.max_relation_sort` parents.
+query on one collection, bounded by `query.max_relation_sort` parents. Filters through relations read the same way
+(`service.core.reading.relation_filters`).
 
 Search: the ids of the parents whose searchable fields contain the text, then `{<key>: {$in: ids}}`
 beside the record's own searchable fields.
