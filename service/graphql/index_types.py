@@ -23,7 +23,7 @@ from service.core.declarations import Resource
 from service.core.declarations.description import describe
 from service.core.declarations.fields import Field
 from service.core.kernel.operators import FLAG, for_type
-from service.core.reading import HAS, HAS_NOT, existing_relations, filterable_relations, target_fields
+from service.core.reading.relation_filters import HAS, HAS_NOT, existing_relations, filterable_relations, target_fields
 
 # The value type whose operators each scalar's operator input is named after: `<Scalar>Filter`;
 # other operators on that scalar (a date's on String) get a longer name.

@@ -18,7 +18,7 @@ from service.core.describing.parameters import (
 from service.core.describing.aggregates import aggregate_schemas
 from service.core.describing.schemas import write_body
 from service.core.kernel.operators import FLAG, Operator, for_type, object_text
-from service.core.reading import HAS, HAS_NOT, existing_relations, filterable_relations, target_fields
+from service.core.reading.relation_filters import HAS, HAS_NOT, existing_relations, filterable_relations, target_fields
 from service.core.reading.filter_objects import FILTER
 from service.core.reading.query import relation_sorts
 

@@ -12,7 +12,7 @@ from service.core.describing.parameters import (count_schema, cursor_schema, fie
                                                 filter_schema, filtered, include_schema, operator_schemas,
                                                 per_page_schema, relation_searches, search_schema, sort_schema,
                                                 force_schema, trashed_schema)
-from service.core.reading import existing_relations, filterable_relations, target_fields
+from service.core.reading.relation_filters import existing_relations, filterable_relations, target_fields
 from service.core.reading.query import relation_sorts
 
 Schema = dict[str, Any]

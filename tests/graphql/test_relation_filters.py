@@ -24,6 +24,8 @@ async def test_post_list_filters_through_the_author_and_by_related_records(api, 
     assert await titles(api, token, {"any": [{"has": ["tags"]}, {"not": {"user": {"name": {"ne": "Zoe"}}}}]}) == \
         ["a2", "b2", "m1", "o1", "o2", "z1", "z2"]
     assert await titles(api, None, {"user": {"name": {"eq": "Ann"}}}) == []  # guests may not see users
+    assert await titles(api, token, {"has": None, "user": None}) == \
+        ["a1", "a2", "a3", "b1", "b2", "m1", "o1", "o2", "z1", "z2"]  # null: no filter, as for a field
 
 
 async def test_an_aggregation_counts_what_the_list_holds(api, ann, posts, talk):

@@ -19,11 +19,11 @@ from datetime import datetime, timezone
 from typing import Any
 
 from service.core.declarations import READ, Context, Restify
-from service.core.kernel import LiveUnavailable, TooManyRequests, refuse
+from service.core.kernel import LiveUnavailable, TooManyRequests, refuse, relation_conditions
 from service.core.live import verdicts
 from service.core.live.subscription import AccessRevoked, Subscription
 from service.core.operations import TOKENS, enter
-from service.core.reading import index_query, relation_conditions
+from service.core.reading import index_query
 from storage import Change, ChangesUnsupported
 
 

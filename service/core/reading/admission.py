@@ -42,9 +42,8 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from service.core.declarations import Context, Field
-from service.core.kernel import CONDITIONS, Busy, leaves
+from service.core.kernel import CONDITIONS, Busy, leaves, relation_conditions
 from service.core.reading.query import IndexQuery
-from service.core.reading.relation_filters import relation_conditions
 
 if TYPE_CHECKING:
     from service.core.declarations import Resource, Restify

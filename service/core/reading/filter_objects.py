@@ -83,6 +83,7 @@ class _Reading:
     """What one filter object has used of its bounds so far."""
     most: int | None  # the most values of an `in` / `nin` list
     resource: "Resource | None" = None  # whose relations it filters through (None: none, inside one)
+    related: bool = False  # inside a relation's member: its fields are the ones the relation declares
     count: int = 0    # conditions read (one per operator of a field)
 
 
@@ -90,7 +91,7 @@ def _read(query: IndexQuery, fields: list[Field], given: Any, reading: _Reading,
     """Reads one filter object (at `label`, nested `depth` compounds deep) into `query`."""
     if not isinstance(given, Mapping):
         refuse(label, f"The {label} must be an object of fields.")
-    by_name = {f.name: f for f in fields if f.is_matchable}
+    by_name = {f.name: f for f in fields if f.is_matchable or reading.related}
     for name, operations in given.items():
         where = f"{label}.{name}"
         if name in COMPOUND_MEMBERS and name not in by_name:
@@ -98,9 +99,8 @@ def _read(query: IndexQuery, fields: list[Field], given: Any, reading: _Reading,
                 _compound(query, fields, name, operations, reading, where, depth + 1)
             continue
         field = by_name.get(name)
-        if field is None and reading.resource is not None and operations is not None:
-            if _through(query, reading, name, operations, where, depth):
-                continue
+        if field is None and reading.resource is not None and _through(query, reading, name, operations, where, depth):
+            continue
         if field is None:
             through_names = [*filterable_relations(reading.resource), HAS, HAS_NOT] if reading.resource else []
             refuse_field(where, name, [*by_name, *COMPOUND_MEMBERS, *through_names])
@@ -117,10 +117,12 @@ def _read(query: IndexQuery, fields: list[Field], given: Any, reading: _Reading,
 
 
 def _through(query: IndexQuery, reading: _Reading, name: str, given: Any, label: str, depth: int) -> bool:
-    """`has` / `hasNot` (a relation name or a list of them), or `<relation>: {<field>: {...}}`; False
-    when `name` is neither."""
+    """`has` / `hasNot` (a relation name or a list of them), or `<relation>: {<field>: {...}}` (null: no
+    filter, as for a field); False when `name` is neither."""
     resource = reading.resource
     assert resource is not None
+    if given is None:
+        return name in (HAS, HAS_NOT) or name in filterable_relations(resource)
     if name in (HAS, HAS_NOT):
         names = given if isinstance(given, list) else [given]
         query.conditions.extend(existence(resource, item, name == HAS_NOT, label) for item in names)
@@ -129,7 +131,7 @@ def _through(query: IndexQuery, reading: _Reading, name: str, given: Any, label:
     if relation is None:
         return False
     part = IndexQuery(per_page=1)
-    inside = replace(reading, resource=None)  # no relation filter within one
+    inside = replace(reading, resource=None, related=True)  # no relation filter within one
     _read(part, target_fields(relation), given, inside, label, depth)
     reading.count = inside.count
     query.conditions.append(through(relation, part, label))

@@ -5,9 +5,9 @@ Parsing puts a `Through` where a condition's values go: `(user_id, "in", Through
 `("id", "in", Through("comments", exists=True))` for a has-many, `(tag_ids, "in", Through("tags", ...))`
 for a belongs-to-many (`nin` for `-has`). So they join `any`, `all` and `not` like any condition.
 
-Before the query runs, `resolve` reads each Through in a step of its own, on the related repository
-alone and within its read rules for this user (its policy's `allow_restify`, `scope()` and `show`, as
-relation search does, `service.core.reading.through`): the ids of the parents that match, of the
+Before the query runs, `resolve` (`service.core.reading.through`) reads each Through in a step of its
+own, on the related repository alone and within its read rules for this user (its policy's
+`allow_restify`, `scope()` and `show`, as relation search does): the ids of the parents that match, of the
 children's owners, or of the related records; a record the user may not see never matches. A
 Through then becomes that list: the query stays a plain `$in` / `$nin` on the id or a key, the same
 on both storage profiles, with no `$lookup`. A step reads at most `query.max_relation_sort` records;
@@ -17,45 +17,19 @@ A relation whose repository the user may not read at all (its policy's `allow_re
 the token lacks `<repository>:read`) is a 400 naming it: under `not`, no match would turn into every
 record. Live feeds refuse them: one changed record cannot tell whether another still matches.
 """
-import copy
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from service.core.declarations import READ, Context, Field, ability, describe
-from service.core.kernel import Condition, choices, leaves, refuse, refuse_field, with_values
+from service.core.declarations import Context, Field, describe
+from service.core.kernel import Condition, Through, choices, refuse, refuse_field
 from service.core.reading.query import FILTER_NAME, IndexQuery, parse_operator
-from service.core.reading.through import visible_records
-from storage import Filter
 
 if TYPE_CHECKING:
-    from service.core.declarations import Resource, ResourceRelation, Restify
+    from service.core.declarations import Resource, ResourceRelation
 
 HAS, HAS_NOT = "has", "hasNot"  # the filter object's members; REST's `has=` and `-has=`
 _TO_MANY = ("has_many", "belongs_to_many")
-
-
-@dataclass(frozen=True)
-class Through:
-    """What a filter asks of related records: those of `relation` matching `equals` and `conditions`
-    (a BelongsTo's filterable fields), or any at all (`exists`, `has=`)."""
-    relation: str
-    equals: tuple[tuple[str, Any], ...] = ()
-    conditions: tuple[Condition, ...] = ()
-    exists: bool = False
-    label: str = field(default="", compare=False)  # where it was sent, for a refusal
-
-
-class Found(tuple[str, ...]):
-    """The ids a Through resolved to; it still names the Through, which a cursor is bound to (the
-    ids may change as records do)."""
-    through: Through | None = None
-
-    @staticmethod
-    def of(ids: Iterable[str], through: Through) -> "Found":
-        found = Found(dict.fromkeys(ids))
-        found.through = through
-        return found
 
 
 def filterable_relations(resource: "Resource") -> dict[str, "ResourceRelation"]:
@@ -69,14 +43,8 @@ def existing_relations(resource: "Resource") -> list[str]:
 
 
 def target_fields(relation: "ResourceRelation") -> list[Field]:
-    """The related fields a relation filters by, each filterable (the declaration allows them)."""
-    fields = []
-    for target_field in relation.target.fields(Context(action="declaration")):
-        if target_field.name in relation.filter_fields:
-            allowed = copy.copy(target_field)
-            allowed.is_matchable = True
-            fields.append(allowed)
-    return fields
+    """The related fields a relation filters by (`.filterable(...)`: matchable there or not)."""
+    return [f for f in relation.target.fields(Context(action="declaration")) if f.name in relation.filter_fields]
 
 
 def relation_of(resource: "Resource", name: str, label: str) -> "ResourceRelation":
@@ -133,44 +101,3 @@ def relation_parameters(query: IndexQuery, resource: "Resource", params: Mapping
         unprefixed = IndexQuery(per_page=1, equals={k.partition(".")[2]: v for k, v in part.equals.items()},
                                 conditions=[(n.partition(".")[2], o, v) for n, o, v in part.conditions])
         query.conditions.append(through(resource.relations[relation_name], unprefixed, relation_name))
-
-
-def relation_conditions(conditions: Iterable[Condition]) -> list[Through]:
-    """The Throughs of `conditions`, inside compounds too."""
-    return [value for _, _, value in leaves(conditions) if isinstance(value, Through)]
-
-
-async def resolve(app: "Restify", resource: "Resource", context: Context,
-                  conditions: Sequence[Condition]) -> tuple[Condition, ...]:
-    """`conditions` with each Through read into the ids it stands for (see the module)."""
-    found: dict[Through, Found] = {}
-    for asked in relation_conditions(conditions):
-        if asked not in found:
-            found[asked] = Found.of(await _ids(app, resource, context, asked), asked)
-    if not found:
-        return tuple(conditions)
-    return with_values(conditions, lambda _, value: found[value] if isinstance(value, Through) else value)
-
-
-def bindable(conditions: Iterable[Condition]) -> tuple[Condition, ...]:
-    """`conditions` as a cursor is bound to them: a relation filter by what it asks, not the ids it found."""
-    return with_values(conditions, lambda _, value: repr(value.through) if isinstance(value, Found) else value)
-
-
-async def _ids(app: "Restify", resource: "Resource", context: Context, asked: Through) -> list[str]:
-    relation = resource.relations[asked.relation]
-    target = relation.target
-    label = asked.label or asked.relation
-    seen_target = app.registry.policies.gate(target.model, context.user)
-    if not seen_target.entered or not context.can(ability(target.name, READ)):
-        refuse(label, f"The filter through {asked.relation!r} reads {target.name}, which this user may not read.")
-    if not asked.exists:
-        where = Filter(equals=dict(asked.equals), conditions=asked.conditions)
-        return [row["id"] for row in await visible_records(app, target, context, where, None,
-                                                           f"filter through {asked.relation}", label)]
-    what = f"{HAS} {asked.relation}"
-    if relation.kind == "has_many":
-        present = Filter(conditions=((relation.foreign_key, "null", False),))
-        rows = await visible_records(app, target, context, present, None, what, label)
-        return [row[relation.foreign_key] for row in rows if isinstance(row.get(relation.foreign_key), str)]
-    return [row["id"] for row in await visible_records(app, target, context, Filter(), None, what, label)]
