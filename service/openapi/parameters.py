@@ -111,10 +111,10 @@ def relation_filter_parameters(resource: Resource) -> list[Schema]:
     if to_many:
         listed = ", ".join(to_many)
         names = {"type": "string", "pattern": "^(" + "|".join(to_many) + ")(,(" + "|".join(to_many) + "))*$"}
+        # `-has` (none of them) is not listed apart: client generators read `has` and `-has` as one name.
         parameters.append(_query("has", names, f"Only records with at least one related record you may see in each "
-                                               f"of these relations ({listed}), comma-separated."))
-        parameters.append(_query("-has", names, f"Only records with no related record you may see in each of "
-                                                f"these relations ({listed}), comma-separated."))
+                                               f"of these relations ({listed}), comma-separated; `-has=` the same "
+                                               "list: only records with none."))
     return parameters
 
 
