@@ -14,7 +14,7 @@ class PostRepository(Repository):
         from repositories.users import UserRepository
         return {
             # `search` also finds posts by their author's name; `sort=user.name` orders by it.
-            "user": BelongsTo("user", UserRepository).searchable("name").sortable("name"),
+            "user": BelongsTo("user", UserRepository).searchable("name").sortable("name").filterable("name"),
             "comments": HasMany("comments", CommentRepository),
             "tags": BelongsToMany("tags", TagRepository),
         }

@@ -192,8 +192,8 @@ MEANINGS: dict[str, str] = {
     "query.cursor_secret": "the secret index cursors are sealed with (an AES-256-GCM key is derived from it); "
                            "empty: the first process creates `var/cursor.key` in the app directory; give hosts "
                            "behind one load balancer the same value",
-    "query.max_relation_sort": "parents one relation search or relation sort may read (within their scope); "
-                               "over it a 400",
+    "query.max_relation_sort": "records one relation search, relation sort or filter through a relation "
+                               "(`user.name=`, `has=`) may read (within their scope); over it a 400",
     "query.max_in_values": "values one `in` / `nin` filter may list, on every door; over it a 400; 0 or null: "
                            "no cap",
     "aggregate.max_groups": "groups one aggregation may answer (`<r>/aggregate`, on every door); more: a 400 "

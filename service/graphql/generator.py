@@ -84,11 +84,12 @@ class SchemaBuilder:
         self.filters: dict[str, GraphQLInputObjectType | None] = {}  # `<Type>Filter` by resource name
 
     def build(self) -> GraphQLSchema:
+        shown = frozenset(resource.name for resource in self.resources)
         for resource in self.resources:
             self.objects[resource.name] = self._object_type(resource)
             self.inputs[resource.name] = self._input_type(resource)
             self.filters[resource.name] = self.index_types.record_filter(resource.model.__name__,
-                                                                         self._fields(resource))
+                                                                         self._fields(resource), resource, shown)
         query: dict[str, GraphQLField] = {}
         mutation: dict[str, GraphQLField] = {}
         for resource in self.resources:

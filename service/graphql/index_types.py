@@ -7,7 +7,10 @@ scalar: `IntFilter { eq ne gt gte lt lte in nin between isNull }`, `LongFilter`,
 (its values are ISO texts) gets `DateFilter`, with every operator on its scalar. The operators are
 those of the field's one description, from the operator table (`service.core.kernel.operators`): their
 arity gives each member's type (a flag is a Boolean, a list or pair a list of the scalar). `any`, `all`
-(lists of `<Type>Filter`) and `not` (one) join filters, as the filter object reads them.
+(lists of `<Type>Filter`) and `not` (one) join filters, as the filter object reads them. A BelongsTo
+declared `.filterable(...)` adds a member named after the relation, `<Type><Relation>Filter` (one
+operator input per filterable field of the parent); a repository with to-many relations adds `has` and
+`hasNot`, lists of their names.
 """
 from collections.abc import Callable
 
@@ -16,9 +19,11 @@ from graphql import (
     GraphQLInt, GraphQLList, GraphQLNamedType, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLString,
 )
 
+from service.core.declarations import Resource
 from service.core.declarations.description import describe
 from service.core.declarations.fields import Field
 from service.core.kernel.operators import FLAG, for_type
+from service.core.reading.relation_filters import HAS, HAS_NOT, existing_relations, filterable_relations, target_fields
 
 # The value type whose operators each scalar's operator input is named after: `<Scalar>Filter`;
 # other operators on that scalar (a date's on String) get a longer name.
@@ -55,9 +60,13 @@ class IndexTypes:
         self._first = first
         self._operators: dict[str, GraphQLInputObjectType] = {}
 
-    def record_filter(self, type_name: str, fields: list[Field]) -> GraphQLInputObjectType | None:
-        """`<Type>Filter`, or None when no field is matchable."""
+    def record_filter(self, type_name: str, fields: list[Field], resource: Resource | None = None,
+                      shown: frozenset[str] = frozenset()) -> GraphQLInputObjectType | None:
+        """`<Type>Filter`, or None when no field is matchable and `resource` (whose relations to the
+        repositories `shown` in the schema it filters through) has no relation to filter through."""
         members = {f.name: GraphQLInputField(self._operator_input(f)) for f in fields if f.is_matchable}
+        through = self._through(type_name, resource, shown)
+        members.update({key: value for key, value in through.items() if key not in members})
         if not members:
             return None
         name = f"{type_name}Filter"
@@ -72,6 +81,29 @@ class IndexTypes:
             "one of a list of filters holds), any (one of them does) and not (a filter does not) join filters, at most "
             "3 deep and with 50 operators in all."))
         return record_filter
+
+    def _through(self, type_name: str, resource: Resource | None,
+                 shown: frozenset[str]) -> dict[str, GraphQLInputField]:
+        """The members that filter through `resource`'s relations to `shown` repositories: one per
+        filterable BelongsTo, `has` and `hasNot`."""
+        if resource is None:
+            return {}
+        members = {}
+        for name, relation in filterable_relations(resource).items():
+            if relation.target.name not in shown:
+                continue
+            parent = {f.name: GraphQLInputField(self._operator_input(f)) for f in target_fields(relation)}
+            members[name] = GraphQLInputField(GraphQLInputObjectType(
+                f"{type_name}{name[:1].upper()}{name[1:]}Filter", parent, description=(
+                    f"Only records whose {name}, as the user may see it, matches: one operator object per field.")))
+        to_many = [name for name in existing_relations(resource) if resource.relations[name].target.name in shown]
+        if to_many:
+            names = ", ".join(to_many)
+            members[HAS] = GraphQLInputField(GraphQLList(GraphQLNonNull(GraphQLString)), description=(
+                f"Only records with at least one related record the user may see in each of these ({names})."))
+            members[HAS_NOT] = GraphQLInputField(GraphQLList(GraphQLNonNull(GraphQLString)), description=(
+                f"Only records with no related record the user may see in each of these ({names})."))
+        return members
 
     def _operator_input(self, field: Field) -> GraphQLInputObjectType:
         description = describe(field)

@@ -23,7 +23,7 @@ from service.core.operations.extensions import Extension, offered
 from service.core.reading.filter_objects import FILTER, query_text
 from service.core.writing.writes import expected_versions
 from service.mcp import guard
-from service.mcp.schemas import confirm_schema, filter_object_schema, id_schema, object_schema, version_schema
+from service.mcp.schemas import confirm_schema, filter_member, id_schema, object_schema, version_schema
 
 Schema = dict[str, Any]
 ACTION, GETTER = "action", "getter"
@@ -91,9 +91,7 @@ def _action_schema(settings: Settings, resource: Resource, action: actions.Actio
     elif action.on_index:
         fields = resource.fields(context)
         where = {f.name: filter_schema(f, json_null=True) for f in filtered(fields)}
-        matchable = [f for f in fields if f.is_matchable]
-        if matchable:  # the index tool's typed filter object
-            where = {FILTER: filter_object_schema(matchable), **where}
+        where = {**filter_member(fields, resource), **where}  # the index tool's typed filter object
         search = search_schema(fields, settings)
         if search:
             where = {"search": search, **where}

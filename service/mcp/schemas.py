@@ -18,6 +18,7 @@ from service.core.describing.parameters import (
 from service.core.describing.aggregates import aggregate_schemas
 from service.core.describing.schemas import write_body
 from service.core.kernel.operators import FLAG, Operator, for_type, object_text
+from service.core.reading.relation_filters import HAS, HAS_NOT, existing_relations, filterable_relations, target_fields
 from service.core.reading.filter_objects import FILTER
 from service.core.reading.query import relation_sorts
 
@@ -55,9 +56,7 @@ def index_schema(resource: Resource, fields: list[Field], settings: Settings) ->
     properties["count"] = count_schema()
     if resource.soft_deletes:
         properties["trashed"] = trashed_schema()
-    matchable = [f for f in fields if f.is_matchable]
-    if matchable:
-        properties[FILTER] = filter_object_schema(matchable)
+    properties.update(filter_member(fields, resource))
     for field in filtered(fields):
         if field.name != FILTER:  # the filter object's name wins; {"filter": {"filter": {"eq": v}}} still works
             properties[field.name] = filter_schema(field, json_null=True)
@@ -72,16 +71,24 @@ def aggregate_schema(resource: Resource, fields: list[Field], settings: Settings
         properties["search"] = search
     if resource.soft_deletes:
         properties["trashed"] = trashed_schema()
-    matchable = [f for f in fields if f.is_matchable]
-    if matchable:
-        properties[FILTER] = filter_object_schema(matchable)
+    properties.update(filter_member(fields, resource))
     return _object(properties, [])
 
 
-def filter_object_schema(fields: list[Field]) -> Schema:
+def filter_member(fields: list[Field], resource: Resource) -> dict[str, Schema]:
+    """`{"filter": <the filter object>}` when there is something to filter by, else nothing."""
+    matchable = [f for f in fields if f.is_matchable]
+    if not matchable and not _through_schemas(resource):
+        return {}
+    return {FILTER: filter_object_schema(matchable, resource)}
+
+
+def filter_object_schema(fields: list[Field], resource: Resource | None = None) -> Schema:
     """`filter`: per matchable field, an object of the operators its description allows (the shape of
-    GraphQL's `<Type>Filter`), read by `service.core.reading.filter_objects`."""
+    GraphQL's `<Type>Filter`), read by `service.core.reading.filter_objects`; with `resource`, the
+    members that filter through its relations too."""
     properties = {f.name: _operators_schema(f) for f in fields}
+    properties.update({k: v for k, v in _through_schemas(resource).items() if k not in properties})
     nested: Schema = {"type": "object", "description": "A filter object of this same shape."}
     joined = {"all": {"type": "array", "items": nested, "minItems": 1, "description": "Every one of these holds."},
               "any": {"type": "array", "items": nested, "minItems": 1, "description": "One of these holds."},
@@ -93,6 +100,25 @@ def filter_object_schema(fields: list[Field]) -> Schema:
                            "operators listed for it; anything else is a 400 naming filter.<field>.<op>. any, all and "
                            'not join filter objects: {"any": [{"<field>": {"eq": 1}}, {"not": {"<other>": '
                            '{"isNull": true}}}]}, at most 3 deep and with 50 operators in all.'}
+
+
+def _through_schemas(resource: Resource | None) -> dict[str, Schema]:
+    """`<relation>: {<field>: {...}}` per filterable BelongsTo, and `has` / `hasNot`."""
+    if resource is None:
+        return {}
+    schemas: dict[str, Schema] = {}
+    for name, relation in filterable_relations(resource).items():
+        parent = {f.name: _operators_schema(f) for f in target_fields(relation)}
+        schemas[name] = {**_object(parent, []), "description": f"Only records whose {name}, as you may see it, "
+                                                               "matches these operators."}
+    to_many = existing_relations(resource)
+    if to_many:
+        names: Schema = {"type": "array", "items": {"type": "string", "enum": to_many}, "minItems": 1}
+        schemas[HAS] = {**names, "description": "Only records with at least one related record you may see in "
+                                                "each of these relations."}
+        schemas[HAS_NOT] = {**names, "description": "Only records with no related record you may see in each of "
+                                                    "these relations."}
+    return schemas
 
 
 def _operators_schema(field: Field) -> Schema:

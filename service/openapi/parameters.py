@@ -12,6 +12,7 @@ from service.core.describing.parameters import (count_schema, cursor_schema, fie
                                                 filter_schema, filtered, include_schema, operator_schemas,
                                                 per_page_schema, relation_searches, search_schema, sort_schema,
                                                 force_schema, trashed_schema)
+from service.core.reading.relation_filters import existing_relations, filterable_relations, target_fields
 from service.core.reading.query import relation_sorts
 
 Schema = dict[str, Any]
@@ -73,7 +74,7 @@ def index_parameters(resource: Resource, fields: list[Field], settings: Settings
         parameters.append(_query("search", search))
     parameters.append(_query("sort", sort_schema(fields, sorted(relation_sorts(resource)))))
     parameters += related_parameters(resource, settings)
-    parameters += filter_parameters(fields)
+    parameters += filter_parameters(fields) + relation_filter_parameters(resource)
     parameters += [_query("count", count_schema()), _query("cursor", cursor_schema())]
     return parameters + trashed_parameters(resource) + fieldset_parameters(resource, settings, "index")
 
@@ -96,13 +97,34 @@ def filter_parameters(fields: list[Field]) -> list[Schema]:
     return parameters
 
 
+def relation_filter_parameters(resource: Resource) -> list[Schema]:
+    """`<relation>.<field>=v` and `<relation>.<field>[op]=v` per filterable BelongsTo field, `has` and `-has`."""
+    parameters = []
+    for name, relation in filterable_relations(resource).items():
+        through = f"Through {name}, as you may see it (a {name} you may not see never matches): "
+        for field in target_fields(relation):
+            exact = filter_schema(field, json_null=False)
+            parameters.append(_query(f"{name}.{field.name}", {**exact, "description": through + exact["description"]}))
+            parameters += [_query(f"{name}.{field.name}[{op}]", {**schema, "description": through + text})
+                           for op, schema in operator_schemas(field).items() for text in [schema["description"]]]
+    to_many = existing_relations(resource)
+    if to_many:
+        listed = ", ".join(to_many)
+        names = {"type": "string", "pattern": "^(" + "|".join(to_many) + ")(,(" + "|".join(to_many) + "))*$"}
+        # `-has` (none of them) is not listed apart: client generators read `has` and `-has` as one name.
+        parameters.append(_query("has", names, f"Only records with at least one related record you may see in each "
+                                               f"of these relations ({listed}), comma-separated; `-has=` the same "
+                                               "list: only records with none."))
+    return parameters
+
+
 def aggregate_parameters(resource: Resource, fields: list[Field], settings: Settings) -> list[Schema]:
     """`<r>/aggregate`'s: group, metrics and sort, then what chooses the records, as on index."""
     parameters = [_query(name, schema) for name, schema in aggregate_schemas(fields).items()]
     search = search_schema(fields, settings, relation_searches(resource))
     if search:
         parameters.append(_query("search", search))
-    return parameters + filter_parameters(fields) + trashed_parameters(resource)
+    return parameters + filter_parameters(fields) + relation_filter_parameters(resource) + trashed_parameters(resource)
 
 
 def show_parameters(resource: Resource, settings: Settings, action: str = "show") -> list[Schema]:

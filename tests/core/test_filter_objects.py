@@ -100,8 +100,8 @@ ORDERED = "eq, ne, gt, gte, lt, lte, in, nin, between, isNull"
 
 @pytest.mark.parametrize("given, name, message", [
     ([1], "filter", "The filter must be an object of fields."),
-    ({"nope": {"eq": 1}}, "filter.nope", "The field 'nope' cannot be filtered; the filterable fields are: all, any, due, not, published, ratio, title, views."),
-    ({"body": {"eq": "x"}}, "filter.body", "The field 'body' cannot be filtered; the filterable fields are: all, any, due, not, published, ratio, title, views."),
+    ({"nope": {"eq": 1}}, "filter.nope", "The field 'nope' cannot be filtered; the filterable fields are: all, any, due, has, hasNot, not, published, ratio, title, views."),
+    ({"body": {"eq": "x"}}, "filter.body", "The field 'body' cannot be filtered; the filterable fields are: all, any, due, has, hasNot, not, published, ratio, title, views."),
     ({"views": 5}, "filter.views", "The filter of 'views' must be an object of operators, e.g. {\"eq\": ...}."),
     ({"views": {"like": 5}}, "filter.views.like",
      f"The filter operator 'like' is not allowed on the field 'views'; it takes {ORDERED}."),

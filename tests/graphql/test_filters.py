@@ -137,8 +137,10 @@ async def test_a_bad_sort_is_a_bad_request(api):
 def test_the_typed_inputs_follow_each_fields_description(registry, tmp_path):
     text = render(registry, GraphQLConfig(app_dir=tmp_path))
     assert members(text, "input", "PostFilter") == [
-        "all: [PostFilter!]", "any: [PostFilter!]", "due: DateFilter", "not: PostFilter", "published: BooleanFilter",
-        "title: StringFilter", "user_id: StringFilter", "views: LongFilter"]
+        "all: [PostFilter!]", "any: [PostFilter!]", "due: DateFilter", "has: [String!]", "hasNot: [String!]",
+        "not: PostFilter", "published: BooleanFilter", "title: StringFilter", "user: PostUserFilter",
+        "user_id: StringFilter", "views: LongFilter"]
+    assert members(text, "input", "PostUserFilter") == ["name: StringFilter"]
     ordered = ["between: [{0}!]", "eq: {0}", "gt: {0}", "gte: {0}", "in: [{0}!]", "isNull: Boolean", "lt: {0}",
                "lte: {0}", "ne: {0}", "nin: [{0}!]"]
     assert members(text, "input", "LongFilter") == [m.format("Long") for m in ordered]

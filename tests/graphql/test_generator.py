@@ -139,7 +139,7 @@ def blocks(text: str) -> list[str]:
     return [line[:-2] for line in text.splitlines() if line.endswith(" {")]
 
 
-FILTERED = {"Comment", "Post"}  # the types with matchable fields
+FILTERED = {"Comment", "Post", "User"}  # the types with matchable fields or relations to filter through
 TRASHING = {"Comment"}  # the types with soft deletes
 
 
@@ -243,9 +243,9 @@ def test_schema_has_one_object_type_and_one_input_type_per_repository_and_the_ro
         "type CommentChange", "input CommentFilter", "input CommentInput", "type CommentPage", "enum Count",
         "input LongFilter", "type Mutation", "type NewAccessToken", "type PageMeta",
         "type Post", "type PostAggregation", "input PostBulkUpdate", "type PostChange", "input PostFilter",
-        "type PostGroup", "type PostGroupKey", "input PostInput", "type PostPage", "type Query", "input StringFilter",
-        "type Subscription", "type Tag", "input TagBulkUpdate", "type TagChange", "input TagInput", "type TagPage",
-        "enum Trashed", "type User", "input UserBulkUpdate", "type UserChange",
+        "type PostGroup", "type PostGroupKey", "input PostInput", "type PostPage", "input PostUserFilter", "type Query",
+        "input StringFilter", "type Subscription", "type Tag", "input TagBulkUpdate", "type TagChange", "input TagInput",
+        "type TagPage", "enum Trashed", "type User", "input UserBulkUpdate", "type UserChange", "input UserFilter",
         "input UserInput", "type UserPage"]
 
 
@@ -255,9 +255,11 @@ def test_subscriptions_are_one_changed_field_per_repository_filtered_by_its_matc
         "commentChanged(filter: CommentFilter, id: ID): CommentChange!",
         "postChanged(filter: PostFilter, id: ID): PostChange!",
         "tagChanged(id: ID): TagChange!",  # tags have no matchable field: no filter argument
-        "userChanged(id: ID): UserChange!"]  # a user's email is theirs alone: nothing to filter on
-    assert members(text, "input", "PostFilter") == [*JOINED("Post"), "published: BooleanFilter",
-                                                    "user_id: StringFilter", "views: LongFilter"]
+        "userChanged(filter: UserFilter, id: ID): UserChange!"]  # only through relations: a user's email is theirs
+    assert members(text, "input", "PostFilter") == ["all: [PostFilter!]", "any: [PostFilter!]", "has: [String!]",
+                                                    "hasNot: [String!]", "not: PostFilter", "published: BooleanFilter",
+                                                    "user: PostUserFilter", "user_id: StringFilter",
+                                                    "views: LongFilter"]
     assert members(text, "type", "PostChange") == ["id: ID!", "operation: ChangeOperation!", "record: Post"]
     assert members(text, "enum", "ChangeOperation") == ["CREATED", "DELETED", "UPDATED"]
 
@@ -388,8 +390,11 @@ def test_include_keeps_only_the_named_repositories_and_drops_relations_to_the_ot
         "input PostBulkUpdate {\n" + "".join(f"  {m}\n" for m in bulk_update_members("Post")) + "}",
         change.format("Post"),
         f'"""\nFilters on Post records, combined with AND: one operator object per field;{JOINED_TEXT}\n"""\n'
-        "input PostFilter {\n" + "".join(f"  {m}\n" for m in JOINED("Post"))
-        + "  published: BooleanFilter\n  user_id: StringFilter\n  views: LongFilter\n}",
+        "input PostFilter {\n" + "".join(f"  {m}\n" for m in JOINED("Post")[:2])
+        + '\n  """\n  Only records with at least one related record the user may see in each of these (tags).\n  """\n'
+        + '  has: [String!]\n\n  """\n  Only records with no related record the user may see in each of these (tags).\n'
+        + '  """\n  hasNot: [String!]\n'
+        + f"  {JOINED('Post')[2]}\n  published: BooleanFilter\n  user_id: StringFilter\n  views: LongFilter\n}}",
         block(whole, "type PostGroup"),
         block(whole, "type PostGroupKey"),
         "input PostInput {\n" + "".join(f"  {m}\n" for m in INPUT_MEMBERS["Post"]) + "}",

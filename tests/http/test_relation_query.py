@@ -147,6 +147,10 @@ async def test_sorting_by_more_authors_than_the_limit_is_a_400(api, ann, posts, 
                                 "visible field 'password'"),
     ('.sortable("nope")', "PostRepository.related()['user'].sortable('nope'): UserRepository has no visible "
                           "field 'nope'"),
+    ('.filterable("password")', "PostRepository.related()['user'].filterable('password'): UserRepository has no "
+                                "visible field 'password'"),
+    ('.filterable("nope")', "PostRepository.related()['user'].filterable('nope'): UserRepository has no visible "
+                            "field 'nope'"),
 ])
 def test_a_relation_field_that_is_unknown_or_hidden_fails_at_start_up(app_copy, declared, message):
     posts = app_copy / "repositories" / "posts.py"

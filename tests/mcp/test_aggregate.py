@@ -89,3 +89,24 @@ async def test_graphql_refuses_a_bad_group_naming_it(api, posts, ann):
     body = await run(api, AGGREGATE, {"group": "body", "metrics": "count"}, token=ann["token"])
     assert body["data"] is None and body["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
     assert body["errors"][0]["message"].startswith("The field 'body' cannot be grouped")
+
+
+async def test_a_filter_through_the_author_counts_what_each_users_index_lists(api, connect, rules, posts, ann, bob):
+    # Each user sees only themselves among users: the same filter through the author chooses other posts.
+    rules("posts", scope=published_or_own_scope)
+    rules("users", scope=lambda user: {"id": user.id} if user is not None else False)
+    seen = {}
+    for user in (ann, bob):
+        expected = counted(await walked(api, user["token"], "&user.name[null]=false"))
+        seen[user["id"]] = expected
+        rest = (await api.get(f"{PREFIX}/posts/aggregate?group={GROUP}&metrics={METRICS}&user.name[null]=false",
+                              token=user["token"])).json
+        assert rows(rest["data"]) == expected
+        filter = {"user": {"name": {"isNull": False}}}
+        graphql = await run(api, AGGREGATE, {"group": GROUP, "metrics": METRICS, "filter": filter}, token=user["token"])
+        assert rows(graphql["data"]["postAggregate"]["data"]) == expected
+        async with connect(user["token"]) as session:
+            tool = ok(await session.call_tool("posts-aggregate-tool", {"group": GROUP, "metrics": METRICS,
+                                                                       "filter": filter}))
+        assert rows(tool["data"]) == expected
+    assert seen[ann["id"]] and seen[bob["id"]] and seen[ann["id"]] != seen[bob["id"]]

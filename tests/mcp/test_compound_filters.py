@@ -22,8 +22,8 @@ async def test_any_all_and_not_find_what_rest_finds(connect, api, db, ann, filte
     (TOO_DEEP, "filter.any.0.not.all.0.any", "The filter may nest any, all and not at most 3 deep."),
     (TOO_MANY, "filter", "The filter may hold at most 50 conditions."),
     ({"not": {"$where": "1"}}, "filter.not.$where",
-     "The field '$where' cannot be filtered; the filterable fields are: all, any, due, not, published, title, "
-     "user_id, views."),
+     "The field '$where' cannot be filtered; the filterable fields are: all, any, due, has, hasNot, not, published, "
+     "title, user, user_id, views."),
 ])
 async def test_a_filter_beyond_its_bounds_is_an_error_result(connect, ann, filter, name, message):
     async with connect(ann["token"]) as session:

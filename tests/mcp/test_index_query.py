@@ -62,7 +62,7 @@ async def test_each_operator_finds_what_the_rest_brackets_find(connect, api, db,
                                                   "it takes eq, ne, gt, gte, lt, lte, in, nin, between, isNull."),
     ({"title": {"gt": "a"}}, "filter.title.gt", "The filter operator 'gt' is not allowed on the field 'title'; "
                                                 "it takes eq, ne, in, nin, isNull."),
-    ({"body": {"eq": "x"}}, "filter.body", "The field 'body' cannot be filtered; the filterable fields are: all, any, due, not, published, title, user_id, views."),
+    ({"body": {"eq": "x"}}, "filter.body", "The field 'body' cannot be filtered; the filterable fields are: all, any, due, has, hasNot, not, published, title, user, user_id, views."),
     ({"views": 5}, "filter.views", "The filter of 'views' must be an object of operators, e.g. {\"eq\": ...}."),
     ({"views": {"between": [1]}}, "filter.views.between", "The filter.views.between filter must be two values: [low, high]."),
     ({"views": {"in": 5}}, "filter.views.in", "The filter.views.in filter must be a list of values."),

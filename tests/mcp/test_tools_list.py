@@ -96,7 +96,7 @@ async def test_index_tool_schema_has_paging_search_sort_include_and_matchable_fi
             "fields": FIELDS_POSTS,
             "cursor": cursor_schema(),
             "count": count_schema(),
-            "filter": filter_object_schema([f for f in fields if f.is_matchable]),
+            "filter": filter_object_schema([f for f in fields if f.is_matchable], load_app(ROOT).resources["posts"]),
             "published": {"type": ["boolean", "null"], "description": "Only records whose published equals this "
                                                                       "value exactly (null: records without one)."},
             "user_id": {"type": ["string", "null"], "description": "Only records whose user_id equals this value "

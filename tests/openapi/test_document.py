@@ -144,8 +144,11 @@ def test_index_parameters_name_the_query_contract(document):
                            "include", "views", "views[ne]", "views[gt]", "views[gte]", "views[lt]", "views[lte]",
                            "views[in]", "views[nin]", "views[between]", "views[null]", "published", "published[ne]",
                            "published[null]", "user_id", "user_id[ne]", "user_id[in]", "user_id[nin]", "user_id[null]",
-                           "filter", "count", "cursor", "fields", "fields[posts]", "fields[comments]", "fields[tags]",
-                           "fields[users]"]
+                           "filter", "user.name", "user.name[ne]", "user.name[in]", "user.name[nin]",
+                           "user.name[null]", "has", "count", "cursor", "fields", "fields[posts]",
+                           "fields[comments]", "fields[tags]", "fields[users]"]
+    assert index["has"]["schema"] == {"type": "string", "pattern": "^(comments|tags)(,(comments|tags))*$"}
+    assert index["user.name[in]"]["description"].startswith("Through user, as you may see it")
     assert index["published[null]"]["schema"] == {"type": "boolean"}
     assert index["user_id[in]"]["schema"] == {"type": "string"}
     assert index["filter"]["schema"] == {"type": "string", "contentMediaType": "application/json"}

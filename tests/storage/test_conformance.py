@@ -281,6 +281,22 @@ async def test_any_of_with_operator_expressions_matches_and_counts_alike(db, alt
 
 # -- search through related ids --------------------------------
 
+@pytest.mark.parametrize("conditions, expected", [
+    ((("tag_ids", "in", ("t1", "t9")),), ["Ann", "Cid"]),
+    ((("tag_ids", "nin", ("t1", "t9")),), ["Bob", "Dee", "Eve"]),  # an empty or missing list holds none
+    ((("", "not", (("tag_ids", "in", ("t2",)),)),), ["Ann", "Dee", "Eve"]),
+    ((("tag_ids", "in", ()),), []),
+], ids=["in", "nin", "not-in", "in-nothing"])
+async def test_in_and_nin_on_a_list_of_ids_match_any_member(db, conditions, expected):
+    # A filter through a belongs-to-many relation (`has=tags`) is an `in` / `nin` on the id list.
+    people = db.collection("people")
+    await seed(people, ({"name": "Ann", "tag_ids": ["t1"]}, {"name": "Bob", "tag_ids": ["t2"]},
+                        {"name": "Cid", "tag_ids": ["t2", "t1"]}, {"name": "Dee", "tag_ids": []}, {"name": "Eve"}))
+    where = Filter(conditions=conditions)
+    assert await names(people, where) == expected
+    assert await people.count(where) == len(expected)
+
+
 async def test_search_within_adds_related_ids_beside_the_search_fields(db):
     people = db.collection("people")
     await seed(people)

@@ -31,6 +31,7 @@ class ResourceRelation:
     foreign_key: str     # matched on the target's documents
     search_fields: tuple[str, ...] = ()  # the target's fields `search` also matches (BelongsTo.searchable)
     sort_fields: tuple[str, ...] = ()    # the target's fields `sort=<name>.<field>` orders by (BelongsTo.sortable)
+    filter_fields: tuple[str, ...] = ()  # the target's fields `<name>.<field>[op]` filters by (BelongsTo.filterable)
 
 
 @dataclass
@@ -197,19 +198,21 @@ def _resolve_relations(resource: Resource, by_class: dict[str, Resource]) -> Non
         resource.relations[name] = ResourceRelation(
             name, decl.kind, decl, target, decl.local_key(resource.model), decl.foreign_key(resource.model),
             tuple(dict.fromkeys(related.search_fields)), tuple(dict.fromkeys(related.sort_fields)),
+            tuple(dict.fromkeys(related.filter_fields)),
         )
     for name, relation in resource.relations.items():
         _check_through(owner, name, relation)
 
 
 def _check_through(owner: str, name: str, relation: ResourceRelation) -> None:
-    """The fields a relation searches or sorts by are the target's own visible fields, shown to
+    """The fields a relation searches, sorts or filters by are the target's own visible fields, shown to
     everyone (not by policy: a search through a relation would tell their values)."""
-    if not (relation.search_fields or relation.sort_fields):
+    if not (relation.search_fields or relation.sort_fields or relation.filter_fields):
         return
     shown = {f.name for f in relation.target.fields(Context(action="declaration"))
              if not (f.is_hidden or f.by_policy)}
-    for what, names in (("searchable", relation.search_fields), ("sortable", relation.sort_fields)):
+    for what, names in (("searchable", relation.search_fields), ("sortable", relation.sort_fields),
+                        ("filterable", relation.filter_fields)):
         for field_name in names:
             if field_name not in shown | {"id"}:
                 raise DeclarationError(f"{owner}.related()[{name!r}].{what}({field_name!r}): "

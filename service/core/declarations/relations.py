@@ -15,6 +15,8 @@ class Related:
     # Fields of the related record that `search` also matches, and that `sort=<name>.<field>` orders by.
     search_fields: tuple[str, ...] = field(default=())
     sort_fields: tuple[str, ...] = field(default=())
+    # Fields of the related record an index filters by: `<name>.<field>[op]=v`.
+    filter_fields: tuple[str, ...] = field(default=())
 
 
 class BelongsTo(Related):
@@ -30,6 +32,12 @@ class BelongsTo(Related):
     def sortable(self, *names: str) -> "BelongsTo":
         """Allows `sort=<relation>.<name>` (and `-<relation>.<name>`) on index, in page mode."""
         self.sort_fields = (*self.sort_fields, *names)
+        return self
+
+    def filterable(self, *names: str) -> "BelongsTo":
+        """Allows `<relation>.<name>[op]=v` on index (and the relation's member of a filter object): the
+        records whose parent, as the user may see it, matches."""
+        self.filter_fields = (*self.filter_fields, *names)
         return self
 
 

@@ -7,7 +7,8 @@ from service.core.kernel.errors import (BadRequest, Busy, DeclarationError, Emai
                                         LiveUnavailable, MissingAbility, NotAnApplication, NotFound,
                                         PreconditionFailed, ResponseTooLarge, ServiceUnavailable, TooManyRequests,
                                         Unauthenticated, ValidationFailed)
-from service.core.kernel.matching import ANY, COMPOUNDS, NOT, Condition, leaves, satisfies, with_values
+from service.core.kernel.matching import (ANY, COMPOUNDS, NOT, Condition, Through, leaves, relation_conditions,
+                                          satisfies, with_values)
 from service.core.kernel.naming import RESERVED, attribute_label, collection_name, snake
 from service.core.kernel.operators import (BY_OBJECT_NAME, CONDITIONS, EXACT, FLAG, LIST, NAME, NEGATED, OPERATORS,
                                            Arity, Operator, choices, for_type, query_text, refuse, refuse_field,
@@ -15,7 +16,7 @@ from service.core.kernel.operators import (BY_OBJECT_NAME, CONDITIONS, EXACT, FL
 from service.core.kernel.passwords import Passwords
 
 __all__ = [
-    "ANY", "COMPOUNDS", "NOT", "leaves", "with_values",
+    "ANY", "COMPOUNDS", "NOT", "Through", "leaves", "relation_conditions", "with_values",
     "Arity", "BY_OBJECT_NAME", "BadRequest", "Busy", "CONDITIONS", "Condition", "DeclarationError", "EXACT", "FLAG",
     "EmailNotVerified", "Forbidden", "LIST", "LiveUnavailable", "MissingAbility", "NAME", "NEGATED", "NotAnApplication",
     "NotFound", "OAuthError", "OPERATORS", "Operator", "Passwords", "PreconditionFailed", "RESERVED",

@@ -12,6 +12,7 @@ Two compound conditions join others (a filter object's `any` and `not`; its `all
 `("", NOT, branch)` when the branch does not; a branch may hold compounds again.
 """
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +22,24 @@ Condition = tuple[str, str, Any]
 ANY = "any"  # ("", ANY, (branch, ...)): one of the branches holds
 NOT = "not"  # ("", NOT, branch): the branch does not hold
 COMPOUNDS = frozenset({ANY, NOT})
+
+
+@dataclass(frozen=True)
+class Through:
+    """A condition's value that asks of related records (`service.core.reading.relation_filters`;
+    read into ids before a query runs, never tested on one document): those
+    of `relation` matching `equals` and `conditions` (a BelongsTo's filterable fields), or any at all
+    (`exists`, `has=`)."""
+    relation: str
+    equals: tuple[tuple[str, Any], ...] = ()
+    conditions: tuple[Condition, ...] = ()
+    exists: bool = False
+    label: str = field(default="", compare=False, repr=False)  # where it was sent, for a refusal
+
+
+def relation_conditions(conditions: Iterable[Condition]) -> list[Through]:
+    """The Throughs of `conditions`, inside compounds too."""
+    return [value for _, _, value in leaves(conditions) if isinstance(value, Through)]
 
 
 def satisfies(conditions: Iterable[Condition], document: Mapping[str, Any]) -> bool:

@@ -3,7 +3,7 @@ import re
 
 # Query parameters a field may not be named after: they mean something on every index.
 RESERVED = {"page", "perPage", "per_page", "relatablePerPage", "search", "sort", "related", "include",
-            "fields", "count", "cursor", "trashed", "force", "filter"}
+            "fields", "count", "cursor", "trashed", "force", "filter", "has"}
 _WORD_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from service.core.declarations import READ, Context, Restify
-from service.core.kernel import LiveUnavailable, TooManyRequests
+from service.core.kernel import LiveUnavailable, TooManyRequests, refuse, relation_conditions
 from service.core.live import verdicts
 from service.core.live.events import Event
 from service.core.live.subscription import AccessRevoked, Subscription
@@ -98,6 +98,10 @@ class Feeds:
         the subscriber's limit) but holding nothing: what a feed's HEAD answers by."""
         resource = enter(self.app, name, context, READ)
         query = index_query(resource, resource.fields(context), context, self.app.settings)
+        for through in relation_conditions(query.conditions):
+            # Whether a record matches depends on other records, which may change without it.
+            refuse(through.label or through.relation, f"A live feed cannot filter through the relation "
+                   f"{through.relation!r}: one changed record cannot tell whether it still matches.")
         subscription = Subscription(self, resource, context, query, context.params.get("id") or None)
         limit = int(self.app.settings.number("live", "max_per_user"))
         if self._by_owner.get(subscription.owner, 0) >= limit:

@@ -17,10 +17,10 @@ from service.core.declarations import (DATA_MEMBER, READ, WRITE, Budget, Context
 from service.core.identity import refuse_unverified
 from service.core.kernel import Forbidden, NotFound, Unauthenticated, with_values
 from service.core.reading import (FILTER, Fieldsets, IndexQuery, Page, RelationTree, Visible, apply_fieldsets,
-                                  as_parameters, asked_relations, cursor_binding, cursor_key, fill, forced,
+                                  as_parameters, asked_relations, bindable, cursor_binding, cursor_key, fill, forced,
                                   index_query, load_related, parse_fieldsets, ranked, read_cursor_page,
                                   read_through_page, record_meta, refuse_before_reading, refuse_unranked, relation_key,
-                                  require_readable, resource_object, search_within, taking_turns, text_fields,
+                                  require_readable, resolve, resource_object, search_within, taking_turns, text_fields,
                                   trashed_asked, visibility_of, visible, with_eager, with_relations,
                                   with_relationships)
 from service.core.writing import Upload, Write, canonical_references, remove, trash, write
@@ -99,7 +99,7 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
         where = await index_filter(app, resource, fields, query, context, seen)
         await refuse_unranked(query, collection, where)
         # A cursor is bound to what chooses and orders the records, and to the page size.
-        bound = cursor_binding(resource.name, query.sort, sorted(where.equals.items()), where.conditions,
+        bound = cursor_binding(resource.name, query.sort, sorted(where.equals.items()), bindable(where.conditions),
                                query.search, query.per_page)
         if relation_key(query.sort):
             page = await read_through_page(app, resource, context, where, query.sort, query.per_page, query.page,
@@ -178,6 +178,7 @@ async def index_filter(app: Restify, resource: Resource, fields: list, query: In
     equals = canonical_references(app, fields, query.equals)
     conditions = with_values(query.conditions,
                              lambda field, value: canonical_references(app, fields, {field: value})[field])
+    conditions = await resolve(app, resource, context, conditions)  # filters through relations: their ids
     # The policy's scope is inside the query: pages and the total count only readable records.
     seen = seen if seen is not None else visibility_of(app, resource, context.user)
     # A ranked search leaves related records out: MongoDB scores only the records its text index matches.

@@ -10,6 +10,7 @@ expensive, before it reads anything, when it has:
   records out). A search MongoDB answers from the text index (`searchable(text=True)`, `$text`) is not
   expensive;
 - a relation sort (`sort=user.name`): it reads the visible parents in order and counts their records;
+- a filter through a relation (`user.name[eq]=Ann`, `has=comments`): it reads the related records first;
 - an `in` / `nin` list of more than IN_VALUES values: on the embedded server an `in` on any field but
   the id is tested on every document, however the field is indexed;
 - an `any` or `not` in its filter object: `$or` and `$nor`, which the embedded server tests in Python
@@ -45,7 +46,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from service.core.declarations import Context, Field
-from service.core.kernel import COMPOUNDS, CONDITIONS, Busy, leaves
+from service.core.kernel import COMPOUNDS, CONDITIONS, Busy, leaves, relation_conditions
 from service.core.reading.query import IndexQuery, ranked, text_search
 
 if TYPE_CHECKING:
@@ -68,6 +69,8 @@ def expense(resource: "Resource", fields: list[Field], query: IndexQuery, text: 
             return "a search"
     if query.sort and "." in query.sort[0][0]:
         return f"a sort by {query.sort[0][0]}"
+    if relation_conditions(query.conditions):
+        return "a filter through related records"
     long_lists = [name for name, operation, values in leaves(query.conditions)
                   if CONDITIONS[operation].many and len(values) > IN_VALUES]
     if long_lists:

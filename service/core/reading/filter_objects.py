@@ -26,6 +26,8 @@ from service.core.declarations import Context, Description, Field, describe, to_
 from service.core.kernel import (ANY, BY_OBJECT_NAME, FLAG, LIST, NOT, Condition, for_type, refuse, refuse_field,
                                  refuse_operator, refuse_shape)
 from service.core.reading.query import IndexQuery, conditions_of, max_in_values, parse_index
+from service.core.reading.relation_filters import (HAS, HAS_NOT, existence, filterable_relations, relation_parameters,
+                                                   target_fields, through)
 
 if TYPE_CHECKING:
     from service.core.declarations import Resource
@@ -46,10 +48,12 @@ def index_query(resource: "Resource", fields: list[Field], context: Context, set
     """The index query of a context: its parameters (`params`, else the context's) as REST reads them,
     and its filter object."""
     given = context.params if params is None else params
-    query = parse_index(resource, fields, given, settings, context.extras.get("repeated") or {})
+    repeated = context.extras.get("repeated") or {}
+    query = parse_index(resource, fields, given, settings, repeated)
     most = max_in_values(settings)
-    apply_filter(query, fields, filter_parameter(given), most)
-    apply_filter(query, fields, context.extras.get(FILTER), most)
+    relation_parameters(query, resource, given, repeated, most)
+    apply_filter(query, fields, filter_parameter(given), most, resource)
+    apply_filter(query, fields, context.extras.get(FILTER), most, resource)
     return query
 
 
@@ -64,18 +68,22 @@ def filter_parameter(params: Mapping[str, str]) -> Any:
         refuse(FILTER, f"The filter parameter must be a JSON object: {error}.")
 
 
-def apply_filter(query: IndexQuery, fields: list[Field], given: Any, most: int | None = None) -> None:
+def apply_filter(query: IndexQuery, fields: list[Field], given: Any, most: int | None = None,
+                 resource: "Resource | None" = None) -> None:
     """Adds the filter object `given` (None: no filter) to `query`; filters combine with AND.
-    `most`: the most values an `in` / `nin` list may hold."""
+    `most`: the most values an `in` / `nin` list may hold; `resource`: whose relations the object
+    may filter through (`<relation>: {...}`, `has`, `hasNot`)."""
     if given is None:
         return
-    _read(query, fields, given, _Reading(most), FILTER, 0)
+    _read(query, fields, given, _Reading(most, resource), FILTER, 0)
 
 
 @dataclass
 class _Reading:
     """What one filter object has used of its bounds so far."""
     most: int | None  # the most values of an `in` / `nin` list
+    resource: "Resource | None" = None  # whose relations it filters through (None: none, inside one)
+    related: bool = False  # inside a relation's member: its fields are the ones the relation declares
     count: int = 0    # conditions read (one per operator of a field)
 
 
@@ -83,7 +91,7 @@ def _read(query: IndexQuery, fields: list[Field], given: Any, reading: _Reading,
     """Reads one filter object (at `label`, nested `depth` compounds deep) into `query`."""
     if not isinstance(given, Mapping):
         refuse(label, f"The {label} must be an object of fields.")
-    by_name = {f.name: f for f in fields if f.is_matchable}
+    by_name = {f.name: f for f in fields if f.is_matchable or reading.related}
     for name, operations in given.items():
         where = f"{label}.{name}"
         if name in COMPOUND_MEMBERS and name not in by_name:
@@ -91,8 +99,11 @@ def _read(query: IndexQuery, fields: list[Field], given: Any, reading: _Reading,
                 _compound(query, fields, name, operations, reading, where, depth + 1)
             continue
         field = by_name.get(name)
+        if field is None and reading.resource is not None and _through(query, reading, name, operations, where, depth):
+            continue
         if field is None:
-            refuse_field(where, name, [*by_name, *COMPOUND_MEMBERS])
+            through_names = [*filterable_relations(reading.resource), HAS, HAS_NOT] if reading.resource else []
+            refuse_field(where, name, [*by_name, *COMPOUND_MEMBERS, *through_names])
         if operations is None:
             continue
         if not isinstance(operations, Mapping):
@@ -103,6 +114,28 @@ def _read(query: IndexQuery, fields: list[Field], given: Any, reading: _Reading,
             if reading.count > MAX_CONDITIONS:
                 refuse(FILTER, f"The filter may hold at most {MAX_CONDITIONS} conditions.")
             _add(query, description, operator, value, reading.most, where)
+
+
+def _through(query: IndexQuery, reading: _Reading, name: str, given: Any, label: str, depth: int) -> bool:
+    """`has` / `hasNot` (a relation name or a list of them), or `<relation>: {<field>: {...}}` (null: no
+    filter, as for a field); False when `name` is neither."""
+    resource = reading.resource
+    assert resource is not None
+    if given is None:
+        return name in (HAS, HAS_NOT) or name in filterable_relations(resource)
+    if name in (HAS, HAS_NOT):
+        names = given if isinstance(given, list) else [given]
+        query.conditions.extend(existence(resource, item, name == HAS_NOT, label) for item in names)
+        return True
+    relation = filterable_relations(resource).get(name)
+    if relation is None:
+        return False
+    part = IndexQuery(per_page=1)
+    inside = replace(reading, resource=None, related=True)  # no relation filter within one
+    _read(part, target_fields(relation), given, inside, label, depth)
+    reading.count = inside.count
+    query.conditions.append(through(relation, part, label))
+    return True
 
 
 def _compound(query: IndexQuery, fields: list[Field], name: str, given: Any, reading: _Reading, label: str,
@@ -165,13 +198,13 @@ def _add(query: IndexQuery, description: Description, operator: str, value: Any,
 def as_parameters(given: Any) -> list[tuple[str, str]]:
     """A (valid) filter object as REST's bracket parameters, for the links of an answer:
     `{"views": {"between": [1, 5]}}` is `views[between]=1,5`; list members are repeated parameters;
-    any, all and not go as `filter=<JSON>`."""
+    any, all, not and the members that filter through relations go as `filter=<JSON>`."""
     pairs: list[tuple[str, str]] = []
-    joined = {name: value for name, value in (given or {}).items() if name in COMPOUND_MEMBERS}
+    joined = {name: value for name, value in (given or {}).items() if _joined(name, value)}
     if joined:
         pairs.append((FILTER, json.dumps(joined, separators=(",", ":"), default=str)))
     for name, operations in (given or {}).items():
-        if name in COMPOUND_MEMBERS:
+        if name in joined:
             continue
         for operator, value in (operations or {}).items():
             entry = BY_OBJECT_NAME[operator]
@@ -183,6 +216,13 @@ def as_parameters(given: Any) -> list[tuple[str, str]]:
             else:
                 pairs.append((key, query_text(value)))
     return pairs
+
+
+def _joined(name: str, value: Any) -> bool:
+    """Whether a filter object's member goes whole into `filter=<JSON>`: a compound, `has` / `hasNot`,
+    or a relation's filter (an object of fields, not of operators)."""
+    return name in (*COMPOUND_MEMBERS, HAS, HAS_NOT) or (
+        isinstance(value, Mapping) and any(isinstance(item, Mapping) for item in value.values()))
 
 
 def query_text(value: Any) -> str:

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from service.config import Settings
 from service.core.declarations import Description, Field, describe, sort_keys, to_boolean, to_number
-from service.core.kernel import (CONDITIONS, FLAG, LIST, NAME, NEGATED, OPERATORS, RESERVED, BadRequest, Operator,
-                                 choices, refuse, refuse_field, refuse_null, refuse_operator, refuse_shape)
+from service.core.kernel import (CONDITIONS, EXACT, FLAG, LIST, NAME, NEGATED, OPERATORS, RESERVED, BadRequest,
+                                 Operator, choices, refuse, refuse_field, refuse_null, refuse_operator, refuse_shape)
 from service.core.reading.ranking import relevance_sort
 from service.core.reading.ranking import ranked, text_search  # noqa: F401 (admission reads them from here)
 
@@ -20,8 +20,11 @@ if TYPE_CHECKING:
     from service.core.declarations import Resource
 
 RelationTree = dict[str, "RelationTree"]
-# The one bracket shape a parameter name may have: `<field>[<op>]`, or `-<field>` for `ne`.
-_FILTER_NAME = re.compile(rf"^(?P<negated>-)?(?P<field>[A-Za-z_][A-Za-z0-9_]*)(?:\[(?P<op>{NAME})\])?$", re.ASCII)
+# The one bracket shape a parameter name may have: `<field>[<op>]`, or `-<field>` for `ne`; `<relation>.<field>`
+# in either (`sub`: the related field, `service.core.reading.relation_filters`).
+FILTER_NAME = re.compile(rf"^(?P<negated>-)?(?P<field>[A-Za-z_][A-Za-z0-9_]*)(?:\.(?P<sub>[A-Za-z_][A-Za-z0-9_]*))?"
+                         rf"(?:\[(?P<op>{NAME})\])?$", re.ASCII)
+_ELSEWHERE = ("fields", "has")  # fields[<type>]: sparse fieldsets; has / -has: relation_filters
 # `fields[<type>]` (sparse fieldsets, `service.core.reading.fieldsets`): the other bracket shape a name may have.
 FIELDSET_NAME = re.compile(r"^fields\[(?P<type>[A-Za-z_][A-Za-z0-9_]*)\]$", re.ASCII)
 _COUNTS = ("exact", "none")
@@ -79,8 +82,8 @@ def relatable_per_page(params: Mapping[str, str], settings: Settings) -> int:
 
 def check_parameter_names(params: Mapping[str, str]) -> None:
     for name in params:
-        bracketed = "[" in name or "]" in name
-        if "$" in name or "." in name or (bracketed and not (_FILTER_NAME.match(name) or FIELDSET_NAME.match(name))):
+        shaped = "[" in name or "]" in name or "." in name
+        if "$" in name or (shaped and not (FILTER_NAME.match(name) or FIELDSET_NAME.match(name))):
             raise BadRequest(f"The query parameter {name!r} is not allowed: operators cannot be sent in a query.",
                              {name: ["Operators are not allowed in query parameters."]})
 
@@ -177,28 +180,33 @@ def parse_filters(query: IndexQuery, fields: list[Field], params: Mapping[str, s
     `most`: the most values an `in` / `nin` may list."""
     by_name = {f.name: f for f in fields}
     for name, raw in params.items():
-        match = _FILTER_NAME.match(name)
-        if name in RESERVED or match is None or match["field"] == "fields":  # fields[<type>]: sparse fieldsets
+        match = FILTER_NAME.match(name)
+        if name in RESERVED or match is None or match["field"] in _ELSEWHERE or match["sub"]:
             continue
         field_ = by_name.get(match["field"])
         if not match["negated"] and match["op"] is None:  # the plain exact match; unknown names are ignored
             if field_ is not None and field_.is_matchable:
                 query.equals[name] = describe(field_).coerce(raw)
             continue
-        if match["negated"] and match["op"] is not None:
-            refuse(name, f"The filter {name!r} cannot be both negated and given an operator.")
         if field_ is None or not field_.is_matchable:
             refuse_field(name, match["field"], (f.name for f in fields if f.is_matchable))
-        description = describe(field_)
-        given = match["op"] or NEGATED.name
-        if given not in description.operators:
-            refuse_operator(name, given, field_.name, list(description.operators))
-        entry = OPERATORS[given]
-        if entry.exact:
-            query.equals[field_.name] = description.coerce(raw)
-        else:
-            values = repeated.get(name) or [raw]
-            query.conditions.extend(_conditions(description, entry, raw, values, most))
+        parse_operator(query, describe(field_), name, match, raw, repeated.get(name), most)
+
+
+def parse_operator(query: IndexQuery, description: Description, name: str, match: "re.Match[str]", raw: str,
+                   values: Sequence[str] | None, most: int | None) -> None:
+    """One `<field>[op]=v` or `-<field>=v` parameter (`name`, matched by FILTER_NAME) on the field
+    `description` names, into `query`; a plain `<field>=v` when neither is given."""
+    if match["negated"] and match["op"] is not None:
+        refuse(name, f"The filter {name!r} cannot be both negated and given an operator.")
+    given = match["op"] or (NEGATED.name if match["negated"] else EXACT)
+    if given not in description.operators:
+        refuse_operator(name, given, description.name, list(description.operators))
+    entry = OPERATORS[given]
+    if entry.exact:
+        query.equals[description.name] = description.coerce(raw)
+    else:
+        query.conditions.extend(_conditions(description, entry, raw, values or [raw], most))
 
 
 def _conditions(description: Description, entry: Operator, raw: str, values: Sequence[str],

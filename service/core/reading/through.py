@@ -3,7 +3,8 @@
 Both read the parents first, through the parent repository's own read rules for this user (its
 policy's `allow_restify`, `scope()` and `show`): a user never finds or orders records by a parent
 they may not see. No `$lookup` (the embedded server lacks the pipeline form); each step is a plain
-query on one collection, bounded by `query.max_relation_sort` parents.
+query on one collection, bounded by `query.max_relation_sort` parents. Filters through relations read the same way
+(`service.core.reading.relation_filters`).
 
 Search: the ids of the parents whose searchable fields contain the text, then `{<key>: {$in: ids}}`
 beside the record's own searchable fields.
@@ -16,11 +17,12 @@ wholly on the page, the last parent's part). Records whose parent is missing or 
 come after all others, in both directions.
 """
 import asyncio
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from service.core.declarations import Context, Resource, ResourceRelation
-from service.core.kernel import BadRequest
+from service.core.declarations import READ, Context, Resource, ResourceRelation, ability
+from service.core.kernel import BadRequest, Condition, Through, refuse, relation_conditions, with_values
 from service.core.reading import visibility
 from service.core.reading.cursors import Page
 from storage import Filter
@@ -38,7 +40,14 @@ def limit(app: "Restify") -> int:
 async def _parents(app: "Restify", relation: ResourceRelation, context: Context, where: Filter,
                    sort: list[tuple[str, int]] | None, what: str) -> list[dict[str, Any]]:
     """The parents `where` finds that the user may see, at most `limit`; more is a 400."""
-    target = relation.target
+    return await visible_records(app, relation.target, context, where, sort, what,
+                                 "search" if what == "search" else "sort")
+
+
+async def visible_records(app: "Restify", target: Resource, context: Context, where: Filter,
+                          sort: list[tuple[str, int]] | None, what: str, label: str) -> list[dict[str, Any]]:
+    """The records of `target` `where` finds that the user may see, at most `limit`; more is a 400
+    naming `label` (the parameter) and `what` (the read)."""
     seen = visibility.visibility_of(app, target, context.user)
     if not seen.entered:
         return []
@@ -47,8 +56,17 @@ async def _parents(app: "Restify", relation: ResourceRelation, context: Context,
     if len(rows) > bound:
         message = (f"The {what} reads more than {bound} {target.name} records (query.max_relation_sort); "
                    f"narrow it down.")
-        raise BadRequest(message, {"search" if what == "search" else "sort": [message]})
+        raise BadRequest(message, {label: [message]})
     return seen.shown(rows)
+
+
+async def matching_ids(app: "Restify", target: Resource, context: Context, equals: dict[str, Any],
+                       conditions: tuple[Any, ...], what: str, label: str, key: str = "id") -> list[str]:
+    """`key` (an id) of each record of `target` that `equals` and `conditions` find and the user may see
+    (`visible_records`): what a filter through a relation reads first."""
+    rows = await visible_records(app, target, context, Filter(equals=equals, conditions=conditions), None, what,
+                                 label)
+    return [row[key] for row in rows if isinstance(row.get(key), str)]
 
 
 async def search_within(app: "Restify", resource: Resource, context: Context,
@@ -145,3 +163,50 @@ def _of_parent(where: Filter, key: str, parent_id: str) -> Filter:
     if key in where.equals:
         return where if where.equals[key] == parent_id else replace(where, conditions=((key, "in", ()),))
     return replace(where, equals={**where.equals, key: parent_id})
+
+
+class Found(tuple[str, ...]):
+    """The ids a Through resolved to; it still names the Through, which a cursor is bound to (the
+    ids may change as records do)."""
+    through: Through | None = None
+
+    @staticmethod
+    def of(ids: Iterable[str], through: Through) -> "Found":
+        found = Found(dict.fromkeys(ids))
+        found.through = through
+        return found
+
+
+async def resolve(app: "Restify", resource: "Resource", context: Context,
+                  conditions: Sequence[Condition]) -> tuple[Condition, ...]:
+    """`conditions` with each Through read into the ids it stands for: the step a filter through a relation
+    takes first (`service.core.reading.relation_filters`)."""
+    found: dict[Through, Found] = {}
+    for asked in relation_conditions(conditions):
+        if asked not in found:
+            found[asked] = Found.of(await _ids(app, resource, context, asked), asked)
+    if not found:
+        return tuple(conditions)
+    return with_values(conditions, lambda _, value: found[value] if isinstance(value, Through) else value)
+
+
+def bindable(conditions: Iterable[Condition]) -> tuple[Condition, ...]:
+    """`conditions` as a cursor is bound to them: a relation filter by what it asks, not the ids it found."""
+    return with_values(conditions, lambda _, value: repr(value.through) if isinstance(value, Found) else value)
+
+
+async def _ids(app: "Restify", resource: "Resource", context: Context, asked: Through) -> list[str]:
+    relation = resource.relations[asked.relation]
+    target = relation.target
+    label = asked.label or asked.relation
+    seen_target = app.registry.policies.gate(target.model, context.user)
+    if not seen_target.entered or not context.can(ability(target.name, READ)):
+        refuse(label, f"The filter through {asked.relation!r} reads {target.name}, which this user may not read.")
+    if not asked.exists:
+        return await matching_ids(app, target, context, dict(asked.equals), asked.conditions,
+                                  f"filter through {asked.relation}", label)
+    what = f"has {asked.relation}"
+    if relation.kind == "has_many":  # the owners of the children the user may see
+        present = ((relation.foreign_key, "null", False),)
+        return await matching_ids(app, target, context, {}, present, what, label, relation.foreign_key)
+    return await matching_ids(app, target, context, {}, (), what, label)
