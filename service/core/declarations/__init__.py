@@ -10,7 +10,7 @@ from service.core.declarations.budget import (DATA_MEMBER, RELATIONSHIPS_MEMBER,
                                               held_budget, own_size, relation_size)
 from service.core.declarations.constraints import PATTERN_RULES, Constraints
 from service.core.declarations.context import Context
-from service.core.declarations.description import INT64, Description, describe, to_boolean, to_number
+from service.core.declarations.description import INT64, Description, describe, iso, to_boolean, to_number
 from service.core.declarations.exposure import DESCRIBING, askable, refused_field
 from service.core.declarations.fields import DELETED_AT, TIMESTAMPS, Field, field, sort_keys
 from service.core.declarations.models import Model
@@ -25,5 +25,5 @@ __all__ = [
     "Field", "FieldRules", "Gate", "INT64", "MESSAGES", "Model", "PATTERN_RULES", "READ", "RELATIONSHIPS_MEMBER",
     "Resource", "ResourceRelation", "Restify", "Room", "TIMESTAMPS", "WRITE", "Webhook", "ability", "admits", "askable",
     "budget_of", "describe", "email_key", "encoded_size", "field", "grants", "held_budget", "own_size",
-    "refused_field", "relation_size", "sort_keys", "to_boolean", "to_number"
+    "refused_field", "relation_size", "sort_keys", "iso", "to_boolean", "to_number"
 ]

@@ -17,7 +17,7 @@ number (kind or rule), date (kind or rule), else text — the order the validato
 import math
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 from functools import lru_cache
 from typing import Any
 
@@ -56,6 +56,15 @@ def to_number(value: Any) -> int | float | None:
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     return None
+
+
+def iso(value: Any) -> Any:
+    """A datetime as the service writes dates (UTC, milliseconds, `Z`); anything else as it is."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return value
 
 
 def to_boolean(value: Any) -> bool | None:

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from service.core.identity.tokens import digest
-from service.core.reading import iso
+from service.core.declarations import iso
 from storage import Filter
 
 if TYPE_CHECKING:

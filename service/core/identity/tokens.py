@@ -7,8 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
-from service.core.declarations import EVERYTHING
-from service.core.reading import iso
+from service.core.declarations import EVERYTHING, iso
 from storage import Filter
 
 if TYPE_CHECKING:

@@ -11,11 +11,10 @@ import secrets
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from service.core.declarations import READ, Context, Model, Restify
+from service.core.declarations import READ, Context, Model, Restify, iso
 from service.core.identity import digest
 from service.core.kernel import Unauthenticated
 from service.core.operations import TOKENS, enter, now, token_user
-from service.core.reading import iso
 from storage import is_valid_id
 
 TICKETS = "live_tickets"

@@ -12,9 +12,8 @@ import secrets
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from service.core.declarations import Restify
+from service.core.declarations import Restify, iso
 from service.core.identity import digest
-from service.core.reading import iso
 from service.core.writing import now
 from storage import Filter, is_valid_id
 

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from service.core.declarations import Context, Field, Resource
 from service.core.reading.visibility import visibility_of
-from storage import Filter, GroupKey, Metric
 
 if TYPE_CHECKING:
     from service.core.declarations import Restify
@@ -47,18 +46,7 @@ class ComputeContext(Context):
         """How many records of `repository` within the user's read rule have each of `values` as `key`:
         one grouped count, no record read. It counts as index totals do: the policy's `scope()`, not
         `show()`, which would need every record read."""
-        target = self._target(repository)
-        counts = {value: 0 for value in dict.fromkeys(values)}
-        seen = visibility_of(self.app, target, self.user)
-        within = [value for value in counts if value is not None]
-        if not within or not seen.entered:
-            return counts
-        where = seen.within(Filter(within=(key, tuple(within))))
-        rows = await self.app.collection(target).group(where, [GroupKey(key)], [Metric("count")], most=len(within))
-        for (value,), metrics in rows:
-            if value in counts:
-                counts[value] = metrics["count"]
-        return counts
+        return await visibility_of(self.app, self._target(repository), self.user).count_by(key, values)
 
     def _target(self, repository: str) -> Resource:
         target = self.app.registry.get(repository)

@@ -14,10 +14,9 @@ keys are read from whole records, and a record is one document either way.
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from service.core.declarations import Context, Resource, askable
+from service.core.declarations import TIMESTAMPS, Context, Resource, askable
 from service.core.kernel import BadRequest
 from service.core.reading.query import FIELDSET_NAME
-from service.core.reading.serializer import TIMESTAMPS
 
 if TYPE_CHECKING:
     from service.core.declarations import Restify

@@ -4,20 +4,13 @@ Only exposed (non-hidden) fields appear, and a field by policy only where its `c
 (`service.core.declarations.exposure`); stored values are normalized by the
 field's kind, so a boolean the server kept as 1/0 still reads as true/false.
 """
-from datetime import datetime, timezone
 from typing import Any
 
-from service.core.declarations import TIMESTAMPS, Field
+from service.core.declarations import TIMESTAMPS, Field, iso
 from storage import version_of
 
 
 
-def iso(value: Any) -> Any:
-    if isinstance(value, datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
-        return value.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    return value
 
 
 def present(field: Field, value: Any) -> Any:
