@@ -110,7 +110,8 @@ async def _seed(uri: str, env: dict[str, str]) -> tuple[str, str]:
 
 def _measure(server: Managed, db_pid: int, target: Target, connections: int, args: argparse.Namespace,
              workdir: Path) -> Measurement:
-    run_load(target, connections, args.warmup, args.client, workdir)  # warm caches and connections
+    if args.warmup > 0:
+        run_load(target, connections, args.warmup, args.client, workdir)  # warm caches and connections
     server_before, db_before, machine_before = server.cpu(), total_cpu([db_pid]), machine_busy_seconds()
     result: LoadResult = run_load(target, connections, args.duration, args.client, workdir)
     server_after, db_after, machine_after = server.cpu(), total_cpu([db_pid]), machine_busy_seconds()
