@@ -71,15 +71,20 @@ async def test_every_door_counts_what_each_users_index_lists(api, connect, rules
     assert seen[ann["id"]] != seen[bob["id"]]  # the scopes differ, so do the answers
 
 
+async def filtered_elsewhere(api, connect, token: str, filter: dict) -> tuple[list, list]:
+    """The rows of the aggregation with `filter` through GraphQL and through the MCP tool."""
+    graphql = await run(api, AGGREGATE, {"group": GROUP, "metrics": METRICS, "filter": filter}, token=token)
+    async with connect(token) as session:
+        tool = ok(await session.call_tool("posts-aggregate-tool", {"group": GROUP, "metrics": METRICS,
+                                                                   "filter": filter}))
+    return rows(graphql["data"]["postAggregate"]["data"]), rows(tool["data"])
+
+
 async def test_a_filter_chooses_the_same_records_on_every_door(api, connect, posts, ann):
     expected = counted(await walked(api, ann["token"], "&views[gte]=9&published=false"))
     filter = {"views": {"gte": 9}, "published": {"eq": False}}
-    graphql = await run(api, AGGREGATE, {"group": GROUP, "metrics": METRICS, "filter": filter}, token=ann["token"])
-    assert rows(graphql["data"]["postAggregate"]["data"]) == expected
+    assert await filtered_elsewhere(api, connect, ann["token"], filter) == (expected, expected)
     async with connect(ann["token"]) as session:
-        tool = ok(await session.call_tool("posts-aggregate-tool", {"group": GROUP, "metrics": METRICS,
-                                                                   "filter": filter}))
-        assert rows(tool["data"]) == expected
         refused = error(await session.call_tool("posts-aggregate-tool", {"group": "title"}))
     message = "The field 'title' cannot be grouped; the groupable fields are: created_at, published, updated_at, user_id."
     assert refused == {"message": message, "errors": {"group": [message]}}
@@ -103,10 +108,5 @@ async def test_a_filter_through_the_author_counts_what_each_users_index_lists(ap
                               token=user["token"])).json
         assert rows(rest["data"]) == expected
         filter = {"user": {"name": {"isNull": False}}}
-        graphql = await run(api, AGGREGATE, {"group": GROUP, "metrics": METRICS, "filter": filter}, token=user["token"])
-        assert rows(graphql["data"]["postAggregate"]["data"]) == expected
-        async with connect(user["token"]) as session:
-            tool = ok(await session.call_tool("posts-aggregate-tool", {"group": GROUP, "metrics": METRICS,
-                                                                       "filter": filter}))
-        assert rows(tool["data"]) == expected
+        assert await filtered_elsewhere(api, connect, user["token"], filter) == (expected, expected)
     assert seen[ann["id"]] and seen[bob["id"]] and seen[ann["id"]] != seen[bob["id"]]
