@@ -1,7 +1,7 @@
 """Hostile soak: plain reads measured while a bounded attack mix runs, next to the same reads without it.
 
     python -m bench.hostile [--seconds 15] [--readers 4] [--processes 1] [--flood]
-                            [--mix all|first-round|surfaces] [--posts 5000]
+                            [--mix all|first-round|surfaces] [--only REGEX] [--posts 5000]
 
 Starts an embedded nx-27017 and `restify serve` (real argon2 cost) in a temp dir, seeds 100 users and
 `--posts` posts, registers a user who writes 50 posts and an attacker (bench/surfaces.py), then runs two
@@ -31,6 +31,7 @@ import json
 import multiprocessing
 import os
 import random
+import re
 import threading
 import time
 from collections import Counter
@@ -39,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.procs import Workspace, in_workspace
-from bench.surfaces import Attacker, SurfaceAttacks, prepare_attacker
+from bench.surfaces import Attacker, SurfaceAttacks, prepare_attacker, wanted
 from bench.wire import HOST, Connection
 
 P99_FACTOR = 3.0
@@ -116,8 +117,10 @@ class Attacks:
     """Each part runs until the deadline with bounded concurrency and, unless flooding, a bounded rate
     (`RATES`); statuses are counted per part."""
 
-    def __init__(self, port: int, email: str, deadline: float, flood: bool = False) -> None:
+    def __init__(self, port: int, email: str, deadline: float, flood: bool = False,
+                 only: "re.Pattern[str] | None" = None) -> None:
         self.port = port
+        self.only = only
         self.email = email
         self.deadline = deadline
         self.flood = flood
@@ -130,6 +133,8 @@ class Attacks:
 
     async def _paced(self, part: str, clients: int, send: Callable[[Connection, int], Awaitable[object]]) -> None:
         """`clients` loops calling `send(connection, n)`, each at RATES[part] / clients a second."""
+        if not wanted(self.only, part):
+            return
         interval = 0.0 if self.flood else clients / RATES[part]
 
         async def client(index: int) -> None:
@@ -170,6 +175,8 @@ class Attacks:
 
     async def _held(self, part: str, count: int, hold: Callable[..., Awaitable[str]]) -> None:
         """`count` connections, each kept by `hold(reader, writer)` until it says how it ended."""
+        if not wanted(self.only, part):
+            return
         async def one() -> None:
             try:
                 reader, writer = await asyncio.open_connection(HOST, self.port)
@@ -235,14 +242,15 @@ class Attacks:
 
 
 def _attack_process(port: int, email: str, attacker: Attacker | None, seconds: float, flood: bool, mix: str,
-                    results: "multiprocessing.Queue") -> None:
+                    only: str | None, results: "multiprocessing.Queue") -> None:
     async def main() -> dict[str, dict]:
         deadline = time.monotonic() + seconds
+        pattern = re.compile(only) if only else None
         parts = []
         if mix in ("all", "first-round"):
-            parts.append(Attacks(port, email, deadline, flood).run())
+            parts.append(Attacks(port, email, deadline, flood, pattern).run())
         if attacker is not None:
-            parts.append(SurfaceAttacks(port, attacker, deadline).run())
+            parts.append(SurfaceAttacks(port, attacker, deadline, pattern).run())
         found: dict[str, dict] = {}
         for statuses in await asyncio.gather(*parts):
             found.update(statuses)
@@ -354,7 +362,8 @@ def _run(workspace: Workspace, args: argparse.Namespace) -> int:
     quiet = asyncio.run(read_plainly(port, ids, args.seconds, args.readers))
     results: multiprocessing.Queue = multiprocessing.Queue()
     attacking = multiprocessing.get_context("fork").Process(
-        target=_attack_process, args=(port, email, attacker, args.seconds, args.flood, args.mix, results), daemon=True)
+        target=_attack_process, args=(port, email, attacker, args.seconds, args.flood, args.mix, args.only, results),
+        daemon=True)
     with MemoryWatch(service.pids) as memory:
         attacking.start()
         time.sleep(0.5)  # the attacks are under way before the reads are measured
@@ -386,6 +395,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="send the attacks as fast as their clients can instead of at the bounded RATES")
     parser.add_argument("--mix", choices=("all", "first-round", "surfaces"), default="all",
                         help="the first round's attacks, the query/bulk surfaces' (bench/surfaces.py), or both")
+    parser.add_argument("--only", metavar="REGEX",
+                        help="only the attack parts whose name matches (as printed), to find what costs most")
     parser.add_argument("--posts", type=int, default=5000,
                         help="posts by 100 seeded users, for the relation queries (default 5,000)")
     args = parser.parse_args(argv)

@@ -9,6 +9,7 @@
 """
 import asyncio
 import json
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -60,9 +61,16 @@ async def prepare_attacker(port: int) -> Attacker:
     return Attacker(registered["meta"]["token"], registered["id"], small)
 
 
+def wanted(only: "re.Pattern[str] | None", part: str) -> bool:
+    """Whether an attack part runs: all of them, or those `--only` names."""
+    return only is None or only.search(part) is not None
+
+
 class SurfaceAttacks:
-    def __init__(self, port: int, attacker: Attacker, deadline: float) -> None:
+    def __init__(self, port: int, attacker: Attacker, deadline: float,
+                 only: "re.Pattern[str] | None" = None) -> None:
         self.port = port
+        self.only = only
         self.attacker = attacker
         self.deadline = deadline
         self.statuses: dict[str, Counter] = {}
@@ -73,6 +81,8 @@ class SurfaceAttacks:
 
     async def _loop(self, part: str, interval: float, send) -> None:
         """`send(connection)` every `interval` seconds (0: back to back) until the deadline."""
+        if not wanted(self.only, part):
+            return
         connection = Connection(self.port)
         while time.monotonic() < self.deadline:
             started = time.monotonic()
@@ -86,6 +96,8 @@ class SurfaceAttacks:
 
     async def not_reading(self) -> None:
         """Sockets that ask for the amplified answer and read nothing until the deadline."""
+        if not wanted(self.only, "amplification, not reading"):
+            return
         async def one() -> None:
             reader, writer = await asyncio.open_connection(HOST, self.port)
             request = (f"GET {self.amplifying} HTTP/1.1\r\nHost: {HOST}\r\n"

@@ -119,14 +119,22 @@ class JsonHandler(RequestHandler):
         setattr(self, self.request.method.lower(), refuse)
 
     def data_received(self, chunk: bytes) -> None:
-        if self._refused:
-            return
         self._received += len(chunk)
         if self._received > self.limit:
-            self._too_large = True
-            self._chunks.clear()
-        elif not self._too_large:
+            self._refuse_oversized()
+        elif not self._refused:
             self._chunks.append(chunk)
+
+    def _refuse_oversized(self) -> None:
+        """A body that streams past its limit is answered at once, and the connection closes after the
+        answer (Tornado stops reading when the answer comes before the body's end): reading the rest to
+        keep the connection would let one client have the server read any number of bytes for nothing."""
+        if self._finished:
+            return
+        self._too_large = True
+        self._chunks.clear()
+        setattr(self, self.request.method.lower(), lambda *args, **kwargs: None)  # answered here, not there
+        self.send_error(413, exc_info=(PayloadTooLarge, PayloadTooLarge(), None))
 
     # -- input --------------------------------------------------------------
     @property

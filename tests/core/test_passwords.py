@@ -1,11 +1,12 @@
 """The hashing lane: its own threads, a bounded queue, 429 past it."""
 import asyncio
+import os
 import threading
 
 import pytest
 
 from service.core.kernel.errors import TooManyRequests
-from service.core.kernel.passwords import Passwords
+from service.core.kernel.passwords import HASH_NICENESS, Passwords
 
 
 def cheap(**lane: int) -> Passwords:
@@ -42,3 +43,13 @@ def test_hashing_runs_on_the_lanes_own_threads_not_the_default_executor():
     async def name() -> str:
         return await passwords._run(lambda: threading.current_thread().name)
     assert asyncio.run(name()).startswith("restify-hash")
+
+
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="no per-thread CPU priority on this platform")
+def test_the_lanes_threads_yield_the_cores_to_the_rest_of_the_process():
+    # A burst of logins must not take the cores from the event loop: the lane's threads are nicer.
+    passwords = cheap(threads=1, queue=0)
+
+    async def niceness() -> int:
+        return await passwords._run(lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+    assert asyncio.run(niceness()) == os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) + HASH_NICENESS

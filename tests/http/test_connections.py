@@ -117,6 +117,20 @@ async def test_a_body_declared_too_large_is_refused_unread_and_the_connection_cl
     assert await client.closed_after() < BOUND
 
 
+async def test_a_chunked_body_past_the_limit_is_answered_at_once_and_the_rest_never_read(raw):
+    # The body never ends: the answer must come as soon as it is past the limit (1,024 bytes), not when
+    # the client stops sending; reading a 20 MB body to keep one connection costs the server for nothing.
+    connection = await raw()
+    await connection.send(b"POST /api/restify/posts HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                          b"Transfer-Encoding: chunked\r\n\r\n")
+    for _ in range(3):
+        await connection.send(b"200\r\n" + b" " * 512 + b"\r\n")
+    status, headers, body = await connection.response()
+    assert (status, json.loads(body)) == (413, {"message": "The request body is too large."})
+    assert headers["connection"] == "close"
+    await connection.closed_after()
+
+
 async def test_a_method_the_server_does_not_know_is_a_405_that_says_the_connection_closes(raw):
     """Tornado refuses it before reading anything else, then closes the connection: a client that was
     not told so sends its next request on the closed connection and has it reset."""
