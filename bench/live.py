@@ -251,13 +251,16 @@ async def _until(question, target: int, timeout: float) -> bool:
     return True
 
 
-async def _throughput(port: int, token: str, args: argparse.Namespace, server_pid: int) -> tuple[float, float]:
-    """(writes per second, server CPU ms per write) of closed-loop writers."""
+async def _throughput(port: int, token: str, args: argparse.Namespace, server_pid: int,
+                      client_pids: list[int] = []) -> tuple[float, float, float]:  # noqa: B006 - never changed
+    """(writes per second, server CPU ms per write, the subscribers' processes' share of a core) of
+    closed-loop writers."""
     async with httpx.AsyncClient(base_url=f"http://{HOST}:{port}", timeout=60) as client:
-        before = cpu_seconds(server_pid)
+        before, clients_before, started = cpu_seconds(server_pid), total_cpu(client_pids), time.monotonic()
         rate = await _closed_loop(client, token, args.writers, args.burst)
         cpu = cpu_seconds(server_pid) - before
-    return rate, cpu * 1000 / max(1, rate * args.burst)
+        clients = (total_cpu(client_pids) - clients_before) / (time.monotonic() - started)
+    return rate, cpu * 1000 / max(1, rate * args.burst), clients
 
 
 async def _register_all(port: int, users: int) -> list[str]:
@@ -291,7 +294,7 @@ async def _deliveries(port: int, token: str, subscribers: _Subscribers, total: i
 
 def _run(port: int, server_pid: int, args: argparse.Namespace) -> None:
     tokens = asyncio.run(_register_all(port, args.users))
-    without, cpu_without = asyncio.run(_throughput(port, tokens[0], args, server_pid))
+    without, cpu_without, _ = asyncio.run(_throughput(port, tokens[0], args, server_pid))
     rss_before = _rss_kib(server_pid)
     total = args.sse + args.graphql
     subscribers = _Subscribers(port, tokens, args)
@@ -300,7 +303,8 @@ def _run(port: int, server_pid: int, args: argparse.Namespace) -> None:
         subscribers.start(180)
         connect_seconds = time.monotonic() - started
         deliveries, rss_after, busy = asyncio.run(_deliveries(port, tokens[0], subscribers, total, args, server_pid))
-        with_subscribers, cpu_with = asyncio.run(_throughput(port, tokens[0], args, server_pid))
+        with_subscribers, cpu_with, clients_busy = asyncio.run(
+            _throughput(port, tokens[0], args, server_pid, subscribers.pids))
     finally:
         subscribers.stop()
     expected = len(deliveries.acked)
@@ -319,7 +323,8 @@ def _run(port: int, server_pid: int, args: argparse.Namespace) -> None:
           f"{per:.1f} KiB per subscriber")
     print(f"write throughput ({args.writers} closed-loop writers, {args.burst:g} s): {without:.0f}/s "
           f"({cpu_without:.1f} server CPU ms per write) without subscribers, {with_subscribers:.0f}/s "
-          f"({cpu_with:.1f} ms, fan-out included) with them: {with_subscribers / without:.2f}")
+          f"({cpu_with:.1f} ms, fan-out included; the subscribers' reading {clients_busy:.0%} of a core) with them: "
+          f"{with_subscribers / without:.2f}")
 
 
 def _bench(workspace: Workspace, args: argparse.Namespace) -> int:

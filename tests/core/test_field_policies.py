@@ -46,6 +46,21 @@ def test_the_view_of_a_request(posts):
     assert not any(f.is_private or f.is_hidden for f in declared)  # the declarations are not changed
 
 
+def test_a_context_that_keeps_its_fields_asks_the_repository_once_for_each_view(posts):
+    # A live subscription's context presents every change: its fields are worked out once per action.
+    resource = posts.get("posts")
+    asked, declared = [], resource.repository.fields
+    resource.repository.fields = lambda request: asked.append(request.action) or declared(request)
+    context = Context(door="rest", action="index", seen_fields={})
+    listed = [{f.name: f for f in resource.fields(context)} for _ in range(3)]
+    assert asked == ["index"] and all(fields["body"].is_hidden for fields in listed)
+    context.action = "show"
+    assert not {f.name: f for f in resource.fields(context)}["body"].is_hidden and asked == ["index", "show"]
+    plain = Context(door="rest", action="index")  # a request's context keeps nothing
+    resource.fields(plain), resource.fields(plain)
+    assert asked == ["index", "show", "index", "index"] and plain.seen_fields is None
+
+
 def test_hide_from_names_a_door():
     with pytest.raises(DeclarationError, match="hide_from\\('web'\\) names no door"):
         field("x").hide_from("web")

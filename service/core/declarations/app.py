@@ -11,7 +11,7 @@ from service.config import Settings
 from service.core.declarations.indexes import index_plan, states, unique_plan
 from service.core.declarations.registry import Registry, Resource
 from service.core.kernel import NotFound, Passwords
-from storage import Collection, Database, Disk, LocalDisk, safe_path
+from storage import Collection, Database, Disk, LocalDisk, Watcher, safe_path
 
 log = logging.getLogger("restify")
 
@@ -73,6 +73,12 @@ class Restify:
 
     def collection(self, resource: Resource) -> Collection:
         return self.db.collection(resource.collection)
+
+    def watcher(self, collection: str) -> Watcher:
+        """The one change-stream watcher of `collection` in this process, as the `live` settings shape it
+        (live feeds, webhooks' capture and the identity cache all follow it)."""
+        return self.db.watcher(collection, float(self.settings.number("live", "idle_ms")) / 1000,
+                               bool(self.settings.value("live", "pre_images")))
 
     @property
     def user_resource(self) -> Resource | None:

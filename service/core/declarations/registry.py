@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from service.core.declarations.context import Context
-from service.core.declarations.exposure import fields_seen
+from service.core.declarations.exposure import DESCRIBING, fields_seen
 from service.core.declarations.fields import DELETED_AT, Field, trash_field
 from service.core.declarations.models import Model, RelationDecl
 from service.core.declarations.policies import Gate, Policy, PolicyMap, check_scope
@@ -52,11 +52,20 @@ class Resource:
 
     def fields(self, context: Context) -> list[Field]:
         """The repository's fields as `context` sees them (`exposure`: fields by policy), with
-        `deleted_at` when it has soft deletes."""
-        declared = list(self.repository.fields(context))
-        if self.soft_deletes and all(f.name != DELETED_AT for f in declared):
-            declared.append(trash_field())
-        return fields_seen(declared, context, self.model)
+        `deleted_at` when it has soft deletes. A context that keeps them (`seen_fields`) has them
+        worked out once per user, action, door, lent abilities and parameters."""
+        kept = context.seen_fields if context is not None else None
+        key = (id(self.repository), id(context.user), context.action, context.door, context.granted,
+               id(context.params), bool(context.extras.get(DESCRIBING))) if kept is not None else ()
+        seen: list[Field] | None = kept.get(key) if kept is not None else None
+        if seen is None:
+            declared = list(self.repository.fields(context))
+            if self.soft_deletes and all(f.name != DELETED_AT for f in declared):
+                declared.append(trash_field())
+            seen = fields_seen(declared, context, self.model)
+            if kept is not None:
+                kept[key] = seen
+        return list(seen)
 
     @property
     def soft_deletes(self) -> bool:

@@ -162,10 +162,8 @@ async def follow(app: "Restify", users_collection: str, stop: asyncio.Event) -> 
     """Keeps `app`'s identities in step with the tokens and users collections' change streams until
     `stop` is set; where the database has none, entries live their TTL."""
     known = identities(app)
-    idle = float(app.settings.number("live", "idle_ms")) / 1000
-    pre_images = bool(app.settings.value("live", "pre_images"))
-    tokens = app.db.watcher(TOKENS, idle, pre_images)
-    users = app.db.watcher(users_collection, idle, pre_images)
+    tokens = app.watcher(TOKENS)
+    users = app.watcher(users_collection)
     known.following = True  # with the TTL until the streams are open
     known.streams = (tokens, users)
     for stream in known.streams:

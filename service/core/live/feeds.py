@@ -90,8 +90,7 @@ class Feeds:
         return app
 
     def _watcher(self, collection: str) -> Any:
-        idle = float(self.app.settings.number("live", "idle_ms")) / 1000
-        return self.app.db.watcher(collection, idle, bool(self.app.settings.value("live", "pre_images")))
+        return self.app.watcher(collection)
 
     def admit(self, name: str, context: Context) -> Subscription:
         """The subscription `subscribe` would make, checked as it checks it (the repository, its filters,

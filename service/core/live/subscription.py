@@ -78,6 +78,8 @@ class Subscription:
                  record_id: str | None) -> None:
         app = feeds.app
         self.feeds, self.resource, self.context = feeds, resource, context
+        if context.seen_fields is None:  # it presents every change it is sent: its fields are kept
+            context.seen_fields = {}
         self.equals, self.conditions, self.record_id = query.equals, tuple(query.conditions), record_id
         self.owner = f"user:{context.user.id}" if context.user is not None else f"guest:{context.extras.get('address')}"
         self.token_id: str | None = getattr(context.user, "_token_id", None) if context.user is not None else None
@@ -153,12 +155,6 @@ class Subscription:
         return document is not None and (self.record_id is None or document.get("id") == self.record_id) \
             and audience.matches(self.equals, document) and satisfies(self.conditions, document)
 
-    def _remember(self, id: str) -> None:
-        self._sent[id] = None
-        self._sent.move_to_end(id)
-        if len(self._sent) > self._max_sent:
-            self._sent.popitem(last=False)
-
     def sees(self, document: dict[str, Any]) -> bool:
         """Whether this subscriber's view holds `document` (filters, scope, `show`)."""
         return self.wants(document) and visibility_of(self.feeds.app, self.resource, self.context.user).admits(document)
@@ -174,12 +170,21 @@ class Subscription:
     def pick(self, id: str, outcomes: dict[bool, Event | None]) -> Event | None:
         """Of a view's outcomes (`verdicts.outcomes`), this subscriber's, by whether record `id` was sent to
         them; what they were sent is updated by it."""
-        event = outcomes[id in self._sent]
-        if event is not None:
-            if event.kind == DELETED:
-                self._sent.pop(id, None)
-            else:
-                self._remember(id)
+        # Run once per subscriber and change of a fan-out: each step counts.
+        sent = self._sent
+        known = id in sent
+        event = outcomes[known]
+        if event is None:
+            return None
+        if event.kind == DELETED:
+            if known:
+                del sent[id]
+        elif known:
+            sent.move_to_end(id)  # the most recent last: the oldest are forgotten first
+        else:
+            sent[id] = None
+            if len(sent) > self._max_sent:
+                sent.popitem(last=False)
         return event
 
     def hold(self) -> None:
