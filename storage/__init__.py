@@ -15,7 +15,7 @@ from storage.deliveries import CURSORS, DELIVERIES, Deliveries
 from storage.embedded import EmbeddedServer
 from storage.errors import DuplicateKey, Stale, StorageError, Unavailable, Unstorable
 from storage.files import Disk, GridFSDisk, LocalDisk, StoredFile, safe_path
-from storage.filters import RELEVANCE, Filter
+from storage.filters import RELEVANCE, Filter, among
 from storage.grouping import DATE_UNITS, GroupKey, Metric
 from storage.ids import canonical_id, is_valid_id, new_id
 from storage.indexes import TEXT, ExistingIndex, IndexRefused, IndexSupport
@@ -30,6 +30,7 @@ __all__ = [
     "JOURNAL",
     "OUTBOX",
     "RELEVANCE",
+    "among",
     "TEXT",
     "VERSION",
     "Versions",

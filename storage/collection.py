@@ -3,7 +3,6 @@ import collections.abc as abc
 import functools
 import re
 from contextvars import ContextVar
-from dataclasses import replace
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -12,7 +11,7 @@ from pymongo.errors import DuplicateKeyError
 
 from storage import counts
 from storage.errors import DuplicateKey, Stale
-from storage.filters import RELEVANCE, Filter
+from storage.filters import RELEVANCE, Filter, among
 from storage.grouping import GroupKey, Metric, Row, group_pipeline, grouped_rows
 from storage.guard import unavailable_as_error
 from storage.id_pages import IdBound, all_beyond, bounded, id_bound, without_position
@@ -274,12 +273,12 @@ class Collection:
                           limit: int | None = None, where: Filter | None = None) -> list[dict]:
         """Every document whose `name` is one of `values` (and that `where` matches too):
         one query for a whole batch."""
-        within = _within(name, values, where)
+        within = among(name, values, where)
         return await self.find(within, sort=sort, limit=limit or 0) if within is not None else []
 
     async def count_within(self, name: str, values: Iterable[Any], where: Filter | None = None) -> int:
         """How many documents `find_within` would read, without reading them."""
-        within = _within(name, values, where)
+        within = among(name, values, where)
         return await self.count(within) if within is not None else 0
 
     @unavailable_as_error
@@ -482,13 +481,3 @@ class Collection:
     @_writing
     async def drop(self) -> None:
         await self._col.drop()
-
-
-def _within(name: str, values: Iterable[Any], where: Filter | None) -> Filter | None:
-    """`where` and `name` among `values` (None values left out); None when no value is left."""
-    unique = tuple(dict.fromkeys(v for v in values if v is not None))
-    where = where or Filter()
-    if len(unique) == 1 and name not in where.equals:
-        # One value is an equality: the embedded server takes it from an index, an `$in` it tests on every document.
-        return replace(where, equals={**where.equals, name: unique[0]})
-    return replace(where, within=(name, unique)) if unique else None

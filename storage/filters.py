@@ -7,6 +7,7 @@ the embedded server and MongoDB.
 """
 import re
 from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
 from typing import Any
 
 from storage.clauses import (LISTS, MONGO, NOTHING, OPERATIONS, Condition, check_scalar,
@@ -218,3 +219,14 @@ def _keyset(sort: tuple[tuple[str, int], ...], values: tuple[Any, ...]) -> dict[
     if not branches:
         return NOTHING
     return branches[0] if len(branches) == 1 else {"$or": branches}
+
+
+def among(name: str, values: Iterable[Any], where: Filter | None = None) -> Filter | None:
+    """`where` and `name` among `values` (None values left out); None when no value is left. `name`
+    holds one value per record (a relation key): one value is then an equality, which the embedded
+    server reads from an index, where it tests an `$in` on every document (about 10x the time)."""
+    unique = tuple(dict.fromkeys(v for v in values if v is not None))
+    where = where or Filter()
+    if len(unique) == 1 and name not in where.equals:
+        return replace(where, equals={**where.equals, name: unique[0]})
+    return replace(where, within=(name, unique)) if unique else None

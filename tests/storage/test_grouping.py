@@ -4,7 +4,7 @@ not evaluated), `$substr` of a text is, `$toDate` is not."""
 import pymongo
 import pytest
 
-from storage import Filter, GroupKey, Metric
+from storage import Filter, GroupKey, Metric, among
 from tests.servers import EMBEDDED_SERVER
 
 ROWS = [
@@ -89,3 +89,17 @@ def test_the_embedded_server_evaluates_one_group_expression_only(mongodb_uri, db
             ids({"$dateTrunc": {"date": {"$toDate": "$at"}, "unit": "month"}})
     finally:
         client.close()
+
+
+@pytest.mark.parametrize("values, expected", [
+    (["a"], {("a",): {"count": 2}}),
+    (["a", "b", None, "a"], {("a",): {"count": 2}, ("b",): {"count": 2}}),
+])
+def test_a_group_among_values_of_a_key_counts_alike_for_one_value_and_many(io_loop, rows, commands, values,
+                                                                           expected):
+    # One value is sent as an equality: the embedded server reads it from an index, and tests an `$in`
+    # on every document (about ten times the time at 5,000 records); MongoDB reads both from an index.
+    commands.reset()
+    assert grouped(io_loop, rows, [GroupKey("user")], where=among("user", values)) == expected
+    match = next(c for c in commands.sent if c.get("aggregate") == "rows")["pipeline"][0]["$match"]
+    assert match == ({"user": "a"} if len(values) == 1 else {"user": {"$in": ["a", "b"]}})

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from service.core.declarations import DELETED_AT, Gate, Model, admits, to_boolean
 from service.core.kernel import BadRequest
-from storage import Filter, GroupKey, Metric
+from storage import Filter, GroupKey, Metric, among
 
 if TYPE_CHECKING:
     from service.core.declarations import Resource, Restify
@@ -109,7 +109,7 @@ class Visible:
         within = tuple(value for value in counts if value is not None)
         if not within or not self.entered:
             return counts
-        where = self.within(Filter(within=(key, within)))
+        where = self.within(among(key, within))
         rows = await self.app.collection(self.resource).group(where, [GroupKey(key)], [Metric("count")], len(within))
         for (value,), metrics in rows:
             if value in counts:
