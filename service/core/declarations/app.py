@@ -76,7 +76,7 @@ class Restify:
 
     def watcher(self, collection: str) -> Watcher:
         """The one change-stream watcher of `collection` in this process, as the `live` settings shape it
-        (live feeds, webhooks' capture and the identity cache all follow it)."""
+        (live feeds and the identity cache both follow it)."""
         return self.db.watcher(collection, float(self.settings.number("live", "idle_ms")) / 1000,
                                bool(self.settings.value("live", "pre_images")))
 
