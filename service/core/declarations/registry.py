@@ -55,17 +55,19 @@ class Resource:
         `deleted_at` when it has soft deletes. A context that keeps them (`seen_fields`) has them
         worked out once per user, action, door, lent abilities and parameters."""
         kept = context.seen_fields if context is not None else None
+        if kept is None:
+            return self._fields(context)
         key = (id(self.repository), id(context.user), context.action, context.door, context.granted,
-               id(context.params), bool(context.extras.get(DESCRIBING))) if kept is not None else ()
-        seen: list[Field] | None = kept.get(key) if kept is not None else None
-        if seen is None:
-            declared = list(self.repository.fields(context))
-            if self.soft_deletes and all(f.name != DELETED_AT for f in declared):
-                declared.append(trash_field())
-            seen = fields_seen(declared, context, self.model)
-            if kept is not None:
-                kept[key] = seen
-        return list(seen)
+               id(context.params), bool(context.extras.get(DESCRIBING)))
+        if key not in kept:
+            kept[key] = self._fields(context)
+        return list(kept[key])
+
+    def _fields(self, context: Context) -> list[Field]:
+        declared = list(self.repository.fields(context))
+        if self.soft_deletes and all(f.name != DELETED_AT for f in declared):
+            declared.append(trash_field())
+        return fields_seen(declared, context, self.model)
 
     @property
     def soft_deletes(self) -> bool:

@@ -6,10 +6,10 @@ Deleting (trashing, or `?force=true` for good) is `crud.delete`; which records a
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from service.core.declarations import DELETED_AT, WRITE, Context, Restify
+from service.core.declarations import DELETED_AT, WRITE, Context, Restify, iso
 from service.core.kernel import NotFound
 from service.core.operations.crud import authorize, enter, find
-from service.core.reading import fill, iso, serialize
+from service.core.reading import fill, serialize
 from service.core.writing import after_remove, delete_record, untrash
 from storage import Filter, Versions
 

@@ -10,9 +10,6 @@ from service.core.declarations import TIMESTAMPS, Field, iso
 from storage import version_of
 
 
-
-
-
 def present(field: Field, value: Any) -> Any:
     if value is None:
         return None

@@ -106,11 +106,11 @@ class Visible:
         """How many records within the read rule have each of `values` as `key`, counted in the database
         (one group by `key`); `show` is not asked, as for index totals."""
         counts = {value: 0 for value in dict.fromkeys(values)}
-        within = tuple(value for value in counts if value is not None)
-        if not within or not self.entered:
+        among_them = among(key, counts)  # None values left out; None when no value is left
+        if among_them is None or not self.entered:
             return counts
-        where = self.within(among(key, within))
-        rows = await self.app.collection(self.resource).group(where, [GroupKey(key)], [Metric("count")], len(within))
+        rows = await self.app.collection(self.resource).group(self.within(among_them), [GroupKey(key)],
+                                                              [Metric("count")], len(counts))
         for (value,), metrics in rows:
             if value in counts:
                 counts[value] = metrics["count"]

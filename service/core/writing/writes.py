@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from service.core.declarations import Context, Field, Resource, Restify, refused_field
+from service.core.declarations import Context, Field, Resource, Restify, iso, refused_field
 from service.core.identity import after_address_change, after_user_delete, after_user_update, unverified_on_change
 from service.core.kernel import BadRequest, Forbidden, NotFound, PreconditionFailed, ValidationFailed
-from service.core.reading import fill, iso, resource_object, serialize
+from service.core.reading import fill, resource_object, serialize
 from service.core.writing import uploads
 from service.core.writing.validation import unique_message, validate_request
 from storage import VERSION, DuplicateKey, Versions, new_id, version_of
