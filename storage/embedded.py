@@ -38,6 +38,10 @@ class EmbeddedServer:
         return f"mongodb://{self.host}:{self.port}"
 
     @property
+    def pid_file(self) -> Path:
+        return self.data_dir / f"nx-27017-{self.port}.pid"
+
+    @property
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
@@ -51,7 +55,7 @@ class EmbeddedServer:
             "--data-dir", str(self.data_dir),
             "--host", self.host,
             "--port", str(self.port),
-            "--pid-file", str(self.data_dir / f"nx-27017-{self.port}.pid"),
+            "--pid-file", str(self.pid_file),
             "--log-file", str(log),
         ]
         self._process = subprocess.Popen(
@@ -80,18 +84,35 @@ class EmbeddedServer:
             raise RuntimeError("the embedded database is not running")
         self._process.send_signal(number)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 10.0) -> None:
         if self._process is None:
             return
         if self._process.poll() is None:
             self._process.send_signal(signal.SIGCONT)  # a paused server cannot act on SIGTERM
             self._process.terminate()
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
+            if not self.wait_stopped(timeout):
                 self._process.kill()
                 self._process.wait()
+                self.pid_file.unlink(missing_ok=True)  # a killed server cannot remove its own
         self._process = None
+
+    def wait_stopped(self, timeout: float) -> bool:
+        """Whether the process ended within `timeout` seconds of a SIGTERM.
+
+        The kernel hands a process's signal to any of its threads that is free to take it. The
+        server runs its handler on the main thread, which sleeps in its event loop's select() until
+        something arrives: a signal taken by a worker thread waits for the next connection. So each
+        wait ends with one, which wakes the loop to act on the signal."""
+        assert self._process is not None
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self._process.wait(timeout=min(0.1, max(deadline - time.monotonic(), 0.0)))
+                return True
+            except subprocess.TimeoutExpired:
+                if time.monotonic() >= deadline:
+                    return False
+                _listening(self.host, self.port)
 
     def __enter__(self) -> "EmbeddedServer":
         return self.start()

@@ -1,5 +1,9 @@
 """EmbeddedServer: the nx-27017 child process the app and the tests start."""
 import os
+import signal
+import subprocess
+import time
+from pathlib import Path
 import socket
 
 import pymongo
@@ -90,3 +94,28 @@ def test_start_on_a_port_in_use_fails(tmp_path, start):
     taken = start(tmp_path / "one")
     with pytest.raises(RuntimeError):
         start(tmp_path / "two", port=taken.port)
+
+
+def asleep(pid: int) -> list[int]:
+    """The ids of a process's worker threads once every thread of it sleeps (its main thread in its
+    event loop's epoll wait, the rest on futexes); waits for that."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        waits = {int(tid): Path(f"/proc/{pid}/task/{tid}/wchan").read_text() for tid in os.listdir(f"/proc/{pid}/task")}
+        if "epoll" in waits.pop(pid) and waits and all("futex" in wait for wait in waits.values()):
+            return list(waits)
+        time.sleep(0.01)
+    raise AssertionError(f"the server's threads did not settle: {waits}")
+
+
+def test_stop_ends_a_server_whose_signal_was_taken_by_a_worker_thread(tmp_path, start):
+    server = start(tmp_path)
+    add_note(server, "its worker threads exist now")  # and the client is gone: nothing else wakes the server
+    process = server._process
+    workers = asleep(process.pid)
+    os.kill(workers[0], signal.SIGTERM)  # kill() with a thread's id offers the signal to that thread first
+    with pytest.raises(subprocess.TimeoutExpired):
+        process.wait(timeout=1)  # the main thread sleeps on: the signal is noted, not acted on
+    assert server.wait_stopped(timeout=30)
+    assert process.returncode == 0  # its own SIGTERM handler ran: not killed
+    assert not server.pid_file.exists()
