@@ -136,7 +136,9 @@ class RepositoryResolvers(BulkResolvers):
     async def list(self, info: GraphQLResolveInfo, first: int | None = None, page: int = 1, search: str | None = None,
                    sort: str | None = None, filter: dict[str, Any] | None = None,
                    trashed: str | None = None) -> list[dict[str, Any]]:
-        context = self.context(info, perPage=first, page=page, search=search, sort=sort, trashed=_lower(trashed))
+        # A list shows no total: the count it would cost is not asked for (`<type>Page` asks for it).
+        context = self.context(info, perPage=first, page=page, search=search, sort=sort, trashed=_lower(trashed),
+                               count="none")
         body = await operations.index(self.app, self.resource, with_filter(context, filter))
         return [flatten(item) for item in body["data"]]
 
