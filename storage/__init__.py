@@ -9,7 +9,8 @@ Exceptions raised here:
 from storage.changes import Change, ChangesUnsupported, HistoryLost, Watcher
 from storage.client import Database, connect, database_name, has_transactions
 from storage import counts
-from storage.collection import BULK_MARK, VERSION, Collection, Versions, version_of
+from storage.collection import Collection
+from storage.writes import BULK_MARK, VERSION, Versions, version_of
 from storage.counters import Counters, Hit
 from storage.deliveries import CURSORS, DELIVERIES, Deliveries
 from storage.embedded import EmbeddedServer

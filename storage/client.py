@@ -14,7 +14,8 @@ from pymongo.uri_parser import parse_uri
 
 from storage import counts
 from storage.changes import Change, Watcher, catch_up, head
-from storage.collection import _SESSION, Collection
+from storage.collection import Collection
+from storage.writes import _SESSION
 from storage.counters import Counters
 from storage.deliveries import Deliveries
 from storage.files import GridFSDisk
