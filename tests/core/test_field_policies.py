@@ -46,19 +46,24 @@ def test_the_view_of_a_request(posts):
     assert not any(f.is_private or f.is_hidden for f in declared)  # the declarations are not changed
 
 
-def test_a_context_that_keeps_its_fields_asks_the_repository_once_for_each_view(posts):
-    # A live subscription's context presents every change: its fields are worked out once per action.
+def test_a_context_asks_the_repository_once_for_each_view(posts):
+    # An operation asks for the fields several times, a live subscription on every change: they are
+    # worked out once per context and what they depend on.
     resource = posts.get("posts")
     asked, declared = [], resource.repository.fields
-    resource.repository.fields = lambda request: asked.append(request.action) or declared(request)
-    context = Context(door="rest", action="index", seen_fields={})
+    resource.repository.fields = lambda request: asked.append((request.action, dict(request.params))) or \
+        declared(request)
+    context = Context(door="rest", action="index")
     listed = [{f.name: f for f in resource.fields(context)} for _ in range(3)]
-    assert asked == ["index"] and all(fields["body"].is_hidden for fields in listed)
+    assert asked == [("index", {})] and all(fields["body"].is_hidden for fields in listed)
     context.action = "show"
-    assert not {f.name: f for f in resource.fields(context)}["body"].is_hidden and asked == ["index", "show"]
-    plain = Context(door="rest", action="index")  # a request's context keeps nothing
-    resource.fields(plain), resource.fields(plain)
-    assert asked == ["index", "show", "index", "index"] and plain.seen_fields is None
+    assert not {f.name: f for f in resource.fields(context)}["body"].is_hidden
+    context.params = {"related": "user"}
+    resource.fields(context), resource.fields(context)
+    assert asked == [("index", {}), ("show", {}), ("show", {"related": "user"})]
+    uncached = Context(door="rest", action="index", seen_fields=None)  # None: worked out on every call
+    resource.fields(uncached), resource.fields(uncached)
+    assert asked[3:] == [("index", {}), ("index", {})]
 
 
 def test_hide_from_names_a_door():

@@ -24,9 +24,10 @@ class Context:
     extras: dict[str, Any] = field(default_factory=dict)
     budget: Budget | None = None            # the bytes the answer may take (service.core.declarations.budget)
     granted: frozenset[str] = frozenset()   # abilities an operation lends beyond the token's (an action's writes)
-    # When a dict: the fields each repository showed this context are kept in it (`Resource.fields`), by
-    # what they depend on. A live subscription's context, which presents every change it is sent, sets it.
-    seen_fields: dict[tuple[Any, ...], Any] | None = field(default=None, repr=False, compare=False)
+    # The fields each repository showed this context, kept by what they depend on (`Resource.fields`):
+    # an operation asks for them several times (parsing, checking, presenting), a live subscription on
+    # every change it is sent. None: worked out on every call.
+    seen_fields: dict[tuple[Any, ...], Any] | None = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def is_storing(self) -> bool:

@@ -52,16 +52,18 @@ class Resource:
 
     def fields(self, context: Context) -> list[Field]:
         """The repository's fields as `context` sees them (`exposure`: fields by policy), with
-        `deleted_at` when it has soft deletes. A context that keeps them (`seen_fields`) has them
-        worked out once per user, action, door, lent abilities and parameters."""
+        `deleted_at` when it has soft deletes. A context keeps them (`seen_fields`): they are worked
+        out once per user, action, door, lent abilities and parameters."""
         kept = context.seen_fields if context is not None else None
         if kept is None:
             return self._fields(context)
         key = (id(self.repository), id(context.user), context.action, context.door, context.granted,
                id(context.params), bool(context.extras.get(DESCRIBING)))
-        if key not in kept:
-            kept[key] = self._fields(context)
-        return list(kept[key])
+        found = kept.get(key)
+        if found is None:
+            # The objects the key names by id are held with the entry: no other can take their id meanwhile.
+            found = kept[key] = ((self.repository, context.user, context.params), self._fields(context))
+        return list(found[1])
 
     def _fields(self, context: Context) -> list[Field]:
         declared = list(self.repository.fields(context))

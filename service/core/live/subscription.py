@@ -78,8 +78,6 @@ class Subscription:
                  record_id: str | None) -> None:
         app = feeds.app
         self.feeds, self.resource, self.context = feeds, resource, context
-        if context.seen_fields is None:  # it presents every change it is sent: its fields are kept
-            context.seen_fields = {}
         self.equals, self.conditions, self.record_id = query.equals, tuple(query.conditions), record_id
         self.owner = f"user:{context.user.id}" if context.user is not None else f"guest:{context.extras.get('address')}"
         self.token_id: str | None = getattr(context.user, "_token_id", None) if context.user is not None else None
