@@ -55,6 +55,7 @@ def _cases(post_id: str, token: str) -> list[Case]:
         ("index", *index, None),
         ("index related=user,comments", "GET", "/api/restify/posts?perPage=15&related=user,comments", b"", bearer,
          None),
+        ("show", "GET", f"/api/restify/posts/{post_id}", b"", bearer, None),
         ("show related=comments,tags", *show, None),
         ("graphql postList(first: 15)", "POST", "/graphql",
          _graphql("{ postList(first: 15) { id title body views published user_id created_at updated_at } }"),
@@ -71,13 +72,14 @@ Request = tuple[str, str, bytes, dict[str, str]]  # method, path, body, headers
 
 def _eve_requests(post_id: str, token: str) -> dict[str, Request]:
     """Eve's nearest request for every case (it has no relations and no GraphQL): a page of 15 without
-    a total (the service counts), the same page behind the token, a single post with a token, a store
+    a total (the service counts), the same page behind the token, a single post with a token (for the
+    show with relations too), a store
     with a token. The GraphQL cases are measured against the REST request doing their work."""
     bearer = {"Authorization": f"Bearer {token}"}
     index = ("GET", "/posts", b"", {})
     show = ("GET", f"/posts/{post_id}", b"", bearer)
     return {"index": index, "index related=user,comments": ("GET", "/member_posts", b"", bearer),
-            "show related=comments,tags": show, "graphql postList(first: 15)": index,
+            "show": show, "show related=comments,tags": show, "graphql postList(first: 15)": index,
             "graphql post{comments,tags}": show,
             "store": ("POST", "/posts", STORE_BODY, {**bearer, "Content-Type": "application/json"})}
 
