@@ -103,7 +103,8 @@ class EmbeddedServer:
         server runs its handler on the main thread, which sleeps in its event loop's select() until
         something arrives: a signal taken by a worker thread waits for the next connection. So each
         wait ends with one, which wakes the loop to act on the signal."""
-        assert self._process is not None
+        if self._process is None:
+            return True
         deadline = time.monotonic() + timeout
         while True:
             try:
