@@ -9,7 +9,8 @@ the framework, not a different use of the database:
   filters      views[between], views[gte], user_id[in] and search, compiled as storage does
   page/cursor  skip (page - 1) * perPage; a cursor's id as the embedded server's _id-index bound;
                sort=-views (views descending, id) and its cursor in parts, as storage reads it
-  related      + users {_id: {$in}} + comments {post_id: {$in}} sort _id
+  related      + users {_id: {$in}} + their posts counted ($match user_id $in, $group: the demo's
+               `post_count`) + comments {post_id: {$in}} sort _id
   show         find_one {_id} + comments {post_id: id} sort _id limit 15 + tags {_id: {$in}}
                (what a hand-written app sends for one post)
   store        insert_one
@@ -50,6 +51,12 @@ def _iso(value: Any) -> Any:
 def _resource(kind: str, document: dict[str, Any], hidden: tuple[str, ...] = ()) -> dict[str, Any]:
     attributes = {k: _iso(v) for k, v in document.items() if k != "_id" and k not in hidden}
     return {"id": str(document["_id"]), "type": kind, "attributes": attributes}
+
+
+def _user(document: dict[str, Any], post_counts: dict[str, int]) -> dict[str, Any]:
+    shown = _resource("users", document, ("password",))
+    shown["attributes"]["post_count"] = post_counts.get(shown["id"], 0)
+    return shown
 
 
 def _oid(value: Any) -> ObjectId | None:
@@ -187,10 +194,14 @@ class Posts(Base):
         if "user" in related:
             ids = [o for o in dict.fromkeys(_oid(p.get("user_id")) for p in posts) if o]
             users = {str(u["_id"]): u for u in await self.db.users.find({"_id": {"$in": ids}}).to_list(None)}
+            # The demo's users show `post_count`, computed per page: one grouped count of their posts.
+            counted = await self.db.posts.aggregate([
+                {"$match": {"user_id": {"$in": list(users)}}},
+                {"$group": {"_id": "$user_id", "count": {"$sum": 1}}}, {"$limit": len(users) + 1}]).to_list(None)
+            post_counts = {row["_id"]: row["count"] for row in counted}
             for item, post in zip(data, posts, strict=True):
                 user = users.get(post.get("user_id"))
-                item.setdefault("relationships", {})["user"] = \
-                    [_resource("users", user, ("password",))] if user else []
+                item.setdefault("relationships", {})["user"] = [_user(user, post_counts)] if user else []
         if "comments" in related:
             ids = [str(p["_id"]) for p in posts]
             by_post: dict[str, list[dict]] = {i: [] for i in ids}
