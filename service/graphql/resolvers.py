@@ -101,7 +101,7 @@ class RepositoryResolvers(BulkResolvers):
             values["related"] = related
         # The client address goes along: a guest's expensive queries take turns by it.
         return Context(user=base.user, door="graphql", params=values, base_url=base.base_url, budget=base.budget,
-                       extras={"address": base.extras.get("address"), SELECTED: selected})
+                       extras={"address": base.extras.get("address"), SELECTED: selected}, shows_flags=False)
 
     def _plan(self, info: GraphQLResolveInfo) -> tuple[str, dict[str, frozenset[str]]]:
         """The relations this field loads and the fields it selects per type: worked out from the

@@ -690,3 +690,23 @@ async def test_graphql_routes_adds_the_endpoint_to_an_application_an_author_comp
     await seed_post(db, "Hello")
     response = await api.post("/graph", {"query": "{ postList { title } }"})
     assert (response.status, response.json) == (200, {"data": {"postList": [{"title": "Hello"}]}})
+
+
+async def test_graphql_reads_ask_the_policy_only_what_they_show(api, db, monkeypatch):
+    # GraphQL's types carry no authorization flags: a record is asked whether it may be shown, not whether
+    # it may be updated or deleted; REST, whose records carry the flags, asks.
+    from repositories.policies import OwnedPolicy
+    asked: list[str] = []
+    for action in ("update", "delete"):
+        declared = getattr(OwnedPolicy, action)
+        monkeypatch.setattr(OwnedPolicy, action,
+                            lambda self, user, record, declared=declared, action=action:
+                            asked.append(action) or declared(self, user, record))
+    ids = [await seed_post(db, f"p{n}") for n in range(3)]
+    assert await run(api, "{ postList { title } }") == {"data": {"postList": [{"title": f"p{n}"} for n in range(3)]}}
+    assert await run(api, "query($id: ID!) { post(id: $id) { title version } }", {"id": ids[0]}) == \
+        {"data": {"post": {"title": "p0", "version": 0}}}
+    assert asked == []
+    rest = await api.get(POSTS)
+    assert [item["meta"]["authorizedToUpdate"] for item in rest.json["data"]] == [False] * 3
+    assert asked == ["update", "delete"] * 3

@@ -24,6 +24,9 @@ class Context:
     extras: dict[str, Any] = field(default_factory=dict)
     budget: Budget | None = None            # the bytes the answer may take (service.core.declarations.budget)
     granted: frozenset[str] = frozenset()   # abilities an operation lends beyond the token's (an action's writes)
+    # Whether the answer's records carry their authorization flags (`meta.authorizedTo...`): a door whose
+    # answers have no place for them (GraphQL's types) spares the policy calls that make them.
+    shows_flags: bool = True
     # The fields each repository showed this context, kept by what they depend on (`Resource.fields`):
     # an operation asks for them several times (parsing, checking, presenting), a live subscription on
     # every change it is sent. None: worked out on every call.

@@ -138,7 +138,8 @@ async def _records(app: Restify, resource: Resource, context: Context, gate: Any
     sizes: list[int] = []
     built = 0
     for d, record in rows:
-        item = resource_object(resource.name, shown, d, None, record_meta(gate.flags(record, shown=True), d))
+        flags = gate.flags(record, shown=True) if context.shows_flags else {}
+        item = resource_object(resource.name, shown, d, None, record_meta(flags, d))
         size = own_size(item, keep)
         if room is not None and built + size > room.bytes:
             break  # the records past what fits are not built

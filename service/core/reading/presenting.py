@@ -21,10 +21,13 @@ Asked = tuple[RelationTree, int | None]  # the relations to load, and the cap of
 def serialize(app: "Restify", resource: Resource, context: Context, document: dict[str, Any],
               fields: list | None = None, spent: Budget | None = None,
               keep: frozenset[str] | None = None) -> dict[str, Any]:
-    """One resource object with its authorization flags, as show/store/update return it, charged to
-    the answer's budget (`spent`, else the context's; `keep`: the attributes a fieldset keeps); pass
-    the `fields` the request already built to spare building them again."""
-    meta = record_meta(app.registry.policies.flags(resource.model, context.user, resource.model(document)), document)
+    """One resource object with its authorization flags (where the context shows them), as show, store
+    and update return it, charged to the answer's budget (`spent`, else the context's; `keep`: the
+    attributes a fieldset keeps); pass the `fields` the request already built to spare building them
+    again."""
+    flags = app.registry.policies.flags(resource.model, context.user, resource.model(document)) \
+        if context.shows_flags else {}
+    meta = record_meta(flags, document)
     shown = visible(fields if fields is not None else resource.fields(context))
     data = resource_object(resource.name, shown, document, None, meta)
     (spent if spent is not None else budget_of(app, context)).charge(own_size(data, keep))

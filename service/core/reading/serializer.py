@@ -41,8 +41,9 @@ def attributes(fields: list[Field], document: dict[str, Any]) -> dict[str, Any]:
 
 
 def record_meta(flags: dict[str, bool], document: dict[str, Any]) -> dict[str, Any]:
-    """The `meta` of a record answered on its own or in a page: its authorization flags and its
-    version (which every write changes; the ETag of show and what If-Match compares)."""
+    """The `meta` of a record answered on its own or in a page: its authorization flags (none where the
+    door shows none) and its version (which every write changes; the ETag of show and what If-Match
+    compares)."""
     return {**flags, "version": version_of(document)}
 
 
