@@ -15,8 +15,8 @@ from graphql import GraphQLArgument, GraphQLBoolean, GraphQLField, GraphQLNonNul
 from graphql import GraphQLSchema
 
 from service.core.declarations.app import Restify
-from service.core.declarations.context import Context
 from service.core.operations import accounts
+from service.graphql.contexts import field_context
 
 _TEXT = GraphQLArgument(GraphQLNonNull(GraphQLString))
 
@@ -31,26 +31,20 @@ def mutation_fields() -> dict[str, GraphQLField]:
     }
 
 
-def _context(info: GraphQLResolveInfo) -> Context:
-    base: Context = info.context["context"]
-    return Context(user=base.user, door="graphql", base_url=base.base_url,
-                   extras={"address": base.extras.get("address")})
-
-
 def bind(app: Restify, schema: GraphQLSchema) -> None:
     """Sets the resolvers of the mutations the schema has."""
     async def forgot(_: Any, info: GraphQLResolveInfo, email: str) -> bool:
-        await accounts.forgot_password(app, {"email": email}, _context(info))
+        await accounts.forgot_password(app, {"email": email}, field_context(info))
         return True
 
     async def reset(_: Any, info: GraphQLResolveInfo, email: str, token: str, password: str,
                     passwordConfirmation: str) -> bool:  # noqa: N803 - the GraphQL argument's name
         await accounts.reset_password(app, {"email": email, "token": token, "password": password,
-                                            "password_confirmation": passwordConfirmation}, _context(info))
+                                            "password_confirmation": passwordConfirmation}, field_context(info))
         return True
 
     async def resend(_: Any, info: GraphQLResolveInfo) -> bool:
-        await accounts.resend_verification(app, _context(info))
+        await accounts.resend_verification(app, field_context(info))
         return True
 
     mutation = schema.mutation_type

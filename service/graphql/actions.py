@@ -28,6 +28,7 @@ from service.core.operations import actions, getters
 from service.core.reading.filter_objects import FILTER
 from service.core.writing.writes import expected_versions
 from service.graphql.scalars import GraphQLJSON
+from service.graphql.contexts import field_context
 
 _PLAIN = Context(door="console", action="schema")  # what `actions(context)` sees while the schema is built
 
@@ -63,13 +64,6 @@ def schema_fields(resources: list[Resource], filters: Mapping[str, GraphQLInputO
     return mutations, queries
 
 
-def _context(info: GraphQLResolveInfo, params: dict[str, str] | None = None,
-             extras: dict[str, Any] | None = None) -> Context:
-    base: Context = info.context["context"]
-    return Context(user=base.user, door="graphql", base_url=base.base_url, params=params or {},
-                   extras={"address": base.extras.get("address"), **(extras or {})})
-
-
 def _runner(app: Restify, name: str) -> Callable[..., Any]:
     async def run(_: Any, info: GraphQLResolveInfo, action: str, ids: list[str] | None = None,
                   all: bool | None = None, id: str | None = None, payload: Any = None,
@@ -82,7 +76,7 @@ def _runner(app: Restify, name: str) -> Callable[..., Any]:
         elif ids is not None:
             body[actions.SELECTION] = ids
         # `all` selects as the index does: the same search parameter and typed filter object.
-        context = _context(info, {"search": search} if search else {}, {FILTER: filter} if filter else {})
+        context = field_context(info, {"search": search} if search else {}, {FILTER: filter} if filter else {})
         answer = await actions.run(app, name, action, body, context, id, expected_versions(version))
         return answer["data"]
     return run
@@ -90,7 +84,7 @@ def _runner(app: Restify, name: str) -> Callable[..., Any]:
 
 def _getter(app: Restify, name: str) -> Callable[..., Any]:
     async def get(_: Any, info: GraphQLResolveInfo, key: str, id: str | None = None) -> Any:
-        return (await getters.run(app, name, key, _context(info), id))["data"]
+        return (await getters.run(app, name, key, field_context(info), id))["data"]
     return get
 
 

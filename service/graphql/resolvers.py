@@ -20,6 +20,7 @@ from service.core.reading.fieldsets import SELECTED
 from service.core.reading.filter_objects import FILTER
 from service.core.reading.query import max_related_depth
 from service.graphql.bulk import BulkResolvers
+from service.graphql.contexts import field_context
 from service.graphql.selection import (
     leaf_paths, related_firsts, related_paths, selected_here, selected_names,
 )
@@ -99,9 +100,7 @@ class RepositoryResolvers(BulkResolvers):
         values = {k: str(v) for k, v in params.items() if v is not None}
         if related:
             values["related"] = related
-        # The client address goes along: a guest's expensive queries take turns by it.
-        return Context(user=base.user, door="graphql", params=values, base_url=base.base_url, budget=base.budget,
-                       extras={"address": base.extras.get("address"), SELECTED: selected}, shows_flags=False)
+        return field_context(info, values, {SELECTED: selected}, budget=base.budget)
 
     def _plan(self, info: GraphQLResolveInfo) -> tuple[str, dict[str, frozenset[str]]]:
         """The relations this field loads and the fields it selects per type: worked out from the

@@ -9,8 +9,8 @@ from graphql import (
 )
 
 from service.core.declarations.app import Restify
-from service.core.declarations.context import Context
 from service.core.operations import tokens
+from service.graphql.contexts import field_context
 
 _TEXTS = GraphQLNonNull(GraphQLList(GraphQLNonNull(GraphQLString)))
 ACCESS_TOKEN = GraphQLObjectType("AccessToken", {
@@ -39,23 +39,18 @@ def schema_fields() -> tuple[dict[str, GraphQLField], dict[str, GraphQLField]]:
     return queries, mutations
 
 
-def _context(info: GraphQLResolveInfo) -> Context:
-    base: Context = info.context["context"]
-    return Context(user=base.user, door="graphql", base_url=base.base_url)
-
-
 def bind(app: Restify, schema: GraphQLSchema) -> None:
     """Sets the resolvers of the token fields the schema has."""
 
     async def listing(_: Any, info: GraphQLResolveInfo) -> list[dict[str, Any]]:
-        return (await tokens.listing(app, _context(info)))["data"]
+        return (await tokens.listing(app, field_context(info)))["data"]
 
     async def create(_: Any, info: GraphQLResolveInfo, **arguments: Any) -> dict[str, Any]:
-        body = await tokens.create(app, arguments, _context(info))
+        body = await tokens.create(app, arguments, field_context(info))
         return {"token": body["meta"]["token"], "accessToken": body["data"]}
 
     async def revoke(_: Any, info: GraphQLResolveInfo, id: str) -> bool:
-        await tokens.revoke(app, id, _context(info))
+        await tokens.revoke(app, id, field_context(info))
         return True
 
     for owner, name, resolver in ((schema.query_type, "tokens", listing), (schema.mutation_type, "createToken", create),
