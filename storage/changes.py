@@ -157,6 +157,7 @@ class Watcher:
         self.idle_seconds = idle_seconds
         self._pre_images = pre_images
         self._listeners: list[Listener] = []
+        self._rests: dict[Listener, float] = {}  # a listener content with longer pauses says so
         self._task: asyncio.Task | None = None
         self._stopping: asyncio.Task | None = None
         self._opened: asyncio.Future | None = None
@@ -180,15 +181,23 @@ class Watcher:
             callback()
 
     @property
+    def rest_seconds(self) -> float:
+        """The pause between empty reads: the shortest any listener asks for."""
+        return min(self._rests.values(), default=self.idle_seconds)
+
+    @property
     def listening(self) -> bool:
         return bool(self._listeners)
 
-    async def listen(self, listener: Listener) -> None:
+    async def listen(self, listener: Listener, rest: float | None = None) -> None:
         """Adds a listener and returns once the stream is open: every change made after this
         returns reaches it (listening twice is listening once). ChangesUnsupported when the
-        database has no change streams; Unavailable when it cannot be reached."""
+        database has no change streams; Unavailable when it cannot be reached. `rest`: the pause
+        between empty reads this listener is content with (never shorter than the watcher's own);
+        the watcher pauses as long as its most demanding listener allows."""
         if listener not in self._listeners:
             self._listeners.append(listener)
+        self._rests[listener] = self.idle_seconds if rest is None else max(rest, self.idle_seconds)
         if self._task is None or self._task.done():
             self._opened = asyncio.get_running_loop().create_future()
             self._task = asyncio.create_task(self._run(self._opened))
@@ -202,6 +211,7 @@ class Watcher:
     def forget(self, listener: Listener) -> None:
         if listener in self._listeners:
             self._listeners.remove(listener)
+        self._rests.pop(listener, None)
         if not self._listeners and self._task is not None:
             self._task.cancel()
             self._stopping, self._task = self._task, None
@@ -266,7 +276,7 @@ class Watcher:
                         await _deliver(listener, changes)
                 else:
                     # The embedded server would answer at once; a write of this process ends the rest.
-                    await handed.rest(self.idle_seconds)
+                    await handed.rest(self.rest_seconds)
         finally:
             self.sound = False
             if self._task is None or self._task is asyncio.current_task():

@@ -12,6 +12,7 @@ import pytest
 from service.config import Settings
 from service.core.declarations import Restify
 from service.core.identity import TOKENS, create_token, identities
+from service.core.identity.known import FOLLOW_REST_SECONDS
 from service.core.operations import auth
 from storage import EmbeddedServer, connect
 from tests.conftest import ROOT
@@ -46,6 +47,16 @@ async def test_a_known_token_reads_neither_the_token_nor_the_user(api, commands,
         response = await api.get(PROFILE, token=ann["token"])
         assert (response.status, response.json["id"]) == (200, ann["id"])
         assert _identity_reads(commands) == []
+
+
+async def test_following_alone_reads_the_streams_at_a_slower_pace_than_live_feeds(restify):
+    """An idle process that only follows identities polls the embedded server four times a second per
+    collection, not twenty: the pause is a quarter of the second a change elsewhere may take."""
+    async with following(restify):
+        tokens = restify.watcher(TOKENS)
+        users = restify.watcher(restify.settings.get("auth", "user_repository"))
+        assert (tokens.rest_seconds, users.rest_seconds) == (FOLLOW_REST_SECONDS, FOLLOW_REST_SECONDS)
+        assert FOLLOW_REST_SECONDS <= 0.25 and tokens.idle_seconds < FOLLOW_REST_SECONDS
 
 
 class TestAtItsBound:

@@ -159,6 +159,32 @@ async def test_an_idle_watcher_sleeps_between_empty_batches(db, commands):
     assert 1 <= getmores <= 20
 
 
+async def test_a_watcher_rests_as_long_as_its_most_demanding_listener_allows(db, commands):
+    """A listener content with a slow pace (the identity cache) does not make the stream poll at the
+    live feeds' pace; one that needs that pace gets it while it listens."""
+    watcher, patient, eager = db.watcher("posts", idle_seconds=0.05), Collector(), Collector()
+    await watcher.listen(patient, rest=2.0)
+    try:
+        assert watcher.rest_seconds == 2.0
+        commands.reset()
+        await asyncio.sleep(1.0)
+        assert sum(1 for name, _ in commands.commands if name == "getMore") <= 2  # 20 at the watcher's pace
+        await watcher.listen(eager)
+        assert watcher.rest_seconds == 0.05
+        await db.collection("posts").insert({"title": "seen by both"})
+        assert [c.operation for c in await eager.wait_for(1)] == ["insert"]
+        assert [c.operation for c in await patient.wait_for(1)] == ["insert"]
+        watcher.forget(eager)
+        assert watcher.rest_seconds == 2.0
+        await watcher.listen(eager, rest=0.001)  # never faster than the watcher's own pace
+        assert watcher.rest_seconds == 0.05
+    finally:
+        watcher.forget(patient)
+        watcher.forget(eager)
+        await watcher.stopped()
+    assert watcher.rest_seconds == 0.05
+
+
 async def test_a_second_listener_shares_the_one_stream_of_the_collection(db, commands):
     watcher = db.watcher("posts")
     assert db.watcher("posts") is watcher

@@ -5,9 +5,10 @@ Bounded by `auth.identity_cache_size` (the least recently used entry goes first;
 An entry stops answering:
 - at once after this process updates or deletes a user, or deletes a token: an entry keeps the
   collections' `revision` / `removals` counters of when it was read and must match them (storage);
-- within the change streams' delay (tens of milliseconds) after another process does: `follow`
-  listens to the tokens and users collections; a token changed or deleted, a user updated or deleted
-  (a password change, a deletion) drops their entries;
+- within the change streams' delay after another process does (a quarter second at most on a server
+  whose streams are polled, as the embedded one's are): `follow` listens to the tokens and users
+  collections; a token changed or deleted, a user updated or deleted (a password change, a deletion)
+  drops their entries;
 - after `auth.identity_ttl` seconds where there are no change streams (a standalone MongoDB), or
   before they are open, or while one of them is failing;
 - at once when one of the streams fails or loses its place (changes may then be missed): everything
@@ -32,6 +33,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("restify.identity")
 RETRY_SECONDS = 1.0
+# How long the streams may rest between empty reads (where the server answers an idle read at once, as
+# the embedded one does): a quarter of the one second in which a change elsewhere must take effect.
+# The live feeds' pause (`live.idle_ms`) is far shorter; while they listen too, theirs is kept.
+FOLLOW_REST_SECONDS = 0.25
 _GRANT = ("user_id", "token_hash", "abilities", "expires_at")  # what a token grants, and to whom
 
 
@@ -171,8 +176,8 @@ async def follow(app: "Restify", users_collection: str, stop: asyncio.Event) -> 
     try:
         while not stop.is_set():
             try:
-                await tokens.listen(known.on_tokens)
-                await users.listen(known.on_users)
+                await tokens.listen(known.on_tokens, rest=FOLLOW_REST_SECONDS)
+                await users.listen(known.on_users, rest=FOLLOW_REST_SECONDS)
                 break
             except Unavailable as error:
                 log.warning("cannot follow tokens and users (%s); trying again", error)
