@@ -94,13 +94,13 @@ class RepositoryResolvers(BulkResolvers):
     def _resource(self) -> Resource:
         return self.app.resource(self.resource)
 
-    def context(self, info: GraphQLResolveInfo, **params: Any) -> Context:
+    def context(self, info: GraphQLResolveInfo, shows_page_meta: bool = True, **params: Any) -> Context:
         base: Context = info.context["context"]
         related, selected = self._plan(info)
         values = {k: str(v) for k, v in params.items() if v is not None}
         if related:
             values["related"] = related
-        return field_context(info, values, {SELECTED: selected}, budget=base.budget)
+        return field_context(info, values, {SELECTED: selected}, budget=base.budget, shows_page_meta=shows_page_meta)
 
     def _plan(self, info: GraphQLResolveInfo) -> tuple[str, dict[str, frozenset[str]]]:
         """The relations this field loads and the fields it selects per type: worked out from the
@@ -135,9 +135,9 @@ class RepositoryResolvers(BulkResolvers):
     async def list(self, info: GraphQLResolveInfo, first: int | None = None, page: int = 1, search: str | None = None,
                    sort: str | None = None, filter: dict[str, Any] | None = None,
                    trashed: str | None = None) -> list[dict[str, Any]]:
-        # A list shows no total: the count it would cost is not asked for (`<type>Page` asks for it).
+        # A list shows no total, cursors or links: what they would cost is not spent (`<type>Page` shows them).
         context = self.context(info, perPage=first, page=page, search=search, sort=sort, trashed=_lower(trashed),
-                               count="none")
+                               count="none", shows_page_meta=False)
         body = await operations.index(self.app, self.resource, with_filter(context, filter))
         return [flatten(item) for item in body["data"]]
 

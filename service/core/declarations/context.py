@@ -27,6 +27,9 @@ class Context:
     # Whether the answer's records carry their authorization flags (`meta.authorizedTo...`): a door whose
     # answers have no place for them (GraphQL's types) spares the policy calls that make them.
     shows_flags: bool = True
+    # Whether an index answer carries its page's meta and links: a door that writes only the records (a
+    # GraphQL list) spares the cursors and links, which are sealed and encoded for nothing otherwise.
+    shows_page_meta: bool = True
     # The fields each repository showed this context, kept by what they depend on (`Resource.fields`):
     # an operation asks for them several times (parsing, checking, presenting), a live subscription on
     # every change it is sent. None: worked out on every call.

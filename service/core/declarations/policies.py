@@ -206,13 +206,15 @@ class Gate:
         if not self.entered:
             return False
         shown = self.allows("show", record)
+        if shown:
+            return True
         name = f"{type(self.policy).__module__}.{type(self.policy).__qualname__}"
-        if not shown and name not in _warned_show:
+        if name not in _warned_show:
             _warned_show.add(name)
             log.warning("policy %s: show() refused records that its scope() let through; index totals "
                         "count them. Express the rule in scope() (exact values or any_of) to keep them exact.",
                         type(self.policy).__name__)
-        return shown
+        return False
 
     def flags(self, record: Model, shown: bool | None = None) -> dict[str, bool]:
         """The four authorization flags; `shown` when the caller already asked `show`."""

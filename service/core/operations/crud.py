@@ -9,6 +9,7 @@ reads one registry from start to end even when the repositories are reloaded mea
 take the one write path (`writes`).
 """
 from collections.abc import Awaitable
+from functools import cache
 from typing import Any
 from urllib.parse import urlencode
 
@@ -98,9 +99,10 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     async with taking_turns(app, resource, fields, query, context) as count_kept_for:  # expensive ones take turns
         where = await index_filter(app, resource, fields, query, context, seen)
         await refuse_unranked(query, collection, where)
-        # A cursor is bound to what chooses and orders the records, and to the page size.
-        bound = cursor_binding(resource.name, query.sort, sorted(where.equals.items()), bindable(where.conditions),
-                               query.search, query.per_page)
+        # A cursor is bound to what chooses and orders the records, and to the page size (worked out
+        # once, when a cursor is read or sealed: an answer without its page's meta seals none).
+        bound = cache(lambda: cursor_binding(resource.name, query.sort, sorted(where.equals.items()),
+                                             bindable(where.conditions), query.search, query.per_page))
         if relation_key(query.sort):
             page = await read_through_page(app, resource, context, where, query.sort, query.per_page, query.page,
                                            query.cursor)
@@ -115,7 +117,7 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     await fill(app, resource, context, [d for d, _ in rows], fields, chosen.get(resource.name))
     spent = budget_of(app, context)
     data, sizes = await _records(app, resource, context, seen.gate, rows, fields, query.related, chosen, spent)
-    body = _envelope(context, query, page, repeated, total, len(rows))
+    body = _envelope(context, query, page, repeated, total, len(rows)) if context.shows_page_meta else {}
     frame = encoded_size(body)  # the envelope, around an empty list of records
     if spent.room is not None:
         kept = _fitting(spent.room, frame, sizes, len(rows))
@@ -134,13 +136,15 @@ async def _records(app: Restify, resource: Resource, context: Context, gate: Any
     each takes as written. A page that may be cut (`spent.room`) builds only the records that may fit,
     and charges each related record once: which records it keeps is decided from their sizes."""
     keep, shown, room = chosen.get(resource.name), visible(fields), spent.room
+    if keep is not None:  # a fieldset: only what it keeps is built (and sized)
+        shown = [f for f in shown if f.name in keep]
     data: list[dict[str, Any]] = []
     sizes: list[int] = []
     built = 0
     for d, record in rows:
         flags = gate.flags(record, shown=True) if context.shows_flags else {}
-        item = resource_object(resource.name, shown, d, None, record_meta(flags, d))
-        size = own_size(item, keep)
+        item = resource_object(resource.name, shown, d, None, record_meta(flags, d), keep)
+        size = own_size(item)
         if room is not None and built + size > room.bytes:
             break  # the records past what fits are not built
         spent.charge(size)

@@ -23,9 +23,10 @@ import hmac
 import json
 import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -57,12 +58,12 @@ def cursor_key(settings: Settings) -> bytes:
     configured = settings.value("query", "cursor_secret")
     if configured:
         return str(configured).encode()
-    return _deployment_key(str(settings.app_dir / KEY_FILE))
+    return _deployment_key(settings.app_dir)
 
 
 @lru_cache(maxsize=16)
-def _deployment_key(path: str) -> bytes:
-    file = Path(path)
+def _deployment_key(app_dir: Path) -> bytes:
+    file = app_dir / KEY_FILE
     if not file.is_file():
         file.parent.mkdir(parents=True, exist_ok=True)
         draft = file.with_name(f"{file.name}.{os.getpid()}.{secrets.token_hex(4)}")
@@ -86,9 +87,11 @@ def cursor_binding(*parts: Any) -> str:
 def encode(secret: bytes, bound: str, position: Position) -> str:
     direction = "n" if position.forward else "p"
     body = json.dumps([bound, [_plain(v) for v in position.values]], separators=(",", ":")).encode()
-    cipher, nonce_key = _keys(secret)
+    cipher, nonce_mac = _keys(secret)
     associated = _LABEL + direction.encode()
-    nonce = hmac.new(nonce_key, associated + b"\0" + body, hashlib.sha256).digest()[:_NONCE_BYTES]
+    mac = nonce_mac.copy()
+    mac.update(associated + b"\0" + body)
+    nonce = mac.digest()[:_NONCE_BYTES]
     return direction + _b64(nonce + cipher.encrypt(nonce, body, associated))
 
 
@@ -129,10 +132,11 @@ def reads_forward(token: str) -> bool | None:
 
 
 @lru_cache(maxsize=16)
-def _keys(secret: bytes) -> tuple[AESGCM, bytes]:
-    """AES-256-GCM and the nonce's HMAC key, both derived from the configured secret (any text)."""
+def _keys(secret: bytes) -> tuple[AESGCM, hmac.HMAC]:
+    """AES-256-GCM and the nonce's HMAC (keyed, to be copied), both derived from the configured secret
+    (any text)."""
     derived = HKDF(algorithm=hashes.SHA256(), length=64, salt=None, info=_LABEL).derive(secret)
-    return AESGCM(derived[:32]), derived[32:]
+    return AESGCM(derived[:32]), hmac.new(derived[32:], digestmod=hashlib.sha256)
 
 
 def _b64(data: bytes) -> str:
@@ -156,21 +160,34 @@ class Page:
     documents: list[dict[str, Any]]
     skip: int | None             # None in cursor mode
     more: bool                   # records follow this page (in the direction it was read)
-    next_cursor: str | None
-    prev_cursor: str | None
+    # The cursors of the pages beside this one (None at the ends), sealed when first read: an answer
+    # without its page's meta never pays for them.
+    seal_next: Callable[[], str] | None
+    seal_prev: Callable[[], str] | None
+
+    @cached_property
+    def next_cursor(self) -> str | None:
+        return self.seal_next() if self.seal_next is not None else None
+
+    @cached_property
+    def prev_cursor(self) -> str | None:
+        return self.seal_prev() if self.seal_prev is not None else None
 
 
 async def read_cursor_page(collection: Collection, where: Filter, sort: list[tuple[str, int]], per_page: int,
-                           page: int, cursor: str | None, secret: bytes, bound: str,
+                           page: int, cursor: str | None, secret: bytes, binding: Callable[[], str],
                            fields: tuple[str, ...] = ()) -> Page:
     """One page by number (`cursor` None) or by keyset position; either way with the cursors
-    of the pages beside it, null at the ends. `fields`: only these of each record (and the sort's keys)."""
+    of the pages beside it, null at the ends. `fields`: only these of each record (and the sort's keys).
+    `binding`: what the cursors are bound to (`cursor_binding`), worked out when one is read or sealed."""
     keys = [name for name, _ in sort]
 
-    def at(document: dict[str, Any] | None, values: tuple[Any, ...], forward: bool) -> str:
-        if document is not None:
-            values = tuple(document["id"] if k == "id" else document.get(k) for k in keys)
-        return encode(secret, bound, Position(forward, values))
+    def at(document: dict[str, Any] | None, values: tuple[Any, ...], forward: bool) -> Callable[[], str]:
+        def seal() -> str:
+            found = values if document is None else tuple(document["id"] if k == "id" else document.get(k)
+                                                          for k in keys)
+            return encode(secret, binding(), Position(forward, found))
+        return seal
 
     if cursor is None:
         skip = (page - 1) * per_page
@@ -184,7 +201,7 @@ async def read_cursor_page(collection: Collection, where: Filter, sort: list[tup
             return Page(rows, skip, more, None, None)
         return Page(rows, skip, more, at(rows[-1], (), True) if more else None,
                     at(rows[0], (), False) if rows and skip else None)
-    start = decode(secret, bound, cursor, len(keys)) if cursor else None
+    start = decode(secret, binding(), cursor, len(keys)) if cursor else None
     forward = start is None or start.forward
     walk = sort if forward else [(name, -direction) for name, direction in sort]
     after = (tuple(walk), start.values) if start is not None else None

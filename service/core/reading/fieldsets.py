@@ -78,7 +78,9 @@ def _trim(objects: Iterable[dict[str, Any]], chosen: Fieldsets) -> None:
         keep = chosen.get(item.get("type", ""))
         relationships = item.get("relationships")
         if keep is not None:
-            item["attributes"] = {k: v for k, v in item.get("attributes", {}).items() if k in keep}
+            shown = item.get("attributes", {})
+            if not shown.keys() <= keep:  # not built to the fieldset already
+                item["attributes"] = {k: v for k, v in shown.items() if k in keep}
             if relationships is not None:
                 relationships = {k: v for k, v in relationships.items() if k in keep}
                 if relationships:

@@ -24,7 +24,8 @@ def visible(fields: list[Field]) -> list[Field]:
     return [f for f in fields if not f.is_hidden]
 
 
-def attributes(fields: list[Field], document: dict[str, Any]) -> dict[str, Any]:
+def attributes(fields: list[Field], document: dict[str, Any], keep: frozenset[str] | None = None) -> dict[str, Any]:
+    """The attributes of `fields`, with the timestamps (those in `keep` when a fieldset is given)."""
     get = document.get
     shown: dict[str, Any] = {}
     for field in fields:
@@ -35,6 +36,8 @@ def attributes(fields: list[Field], document: dict[str, Any]) -> dict[str, Any]:
         shown[field.name] = value if value is None or (type(value) is str and field.kind != "boolean") \
             else present(field, value)
     for name in TIMESTAMPS:
+        if keep is not None and name not in keep:
+            continue
         value = get(name)
         shown[name] = value if value is None or type(value) is str else iso(value)
     return shown
@@ -49,9 +52,11 @@ def record_meta(flags: dict[str, bool], document: dict[str, Any]) -> dict[str, A
 
 def resource_object(type_name: str, fields: list[Field], document: dict[str, Any],
                     relationships: dict[str, list[dict]] | None = None,
-                    meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """`fields` are the visible fields, computed once per request rather than per row."""
-    data: dict[str, Any] = {"id": document["id"], "type": type_name, "attributes": attributes(fields, document)}
+                    meta: dict[str, Any] | None = None, keep: frozenset[str] | None = None) -> dict[str, Any]:
+    """`fields` are the visible fields, computed once per request rather than per row; with a fieldset
+    (`keep`) they are its fields alone, and the timestamps are those it keeps."""
+    data: dict[str, Any] = {"id": document["id"], "type": type_name,
+                            "attributes": attributes(fields, document, keep)}
     if relationships is not None:
         data["relationships"] = relationships
     if meta is not None:

@@ -58,6 +58,8 @@ def _references(app: "Restify", fields: list[Field], action: str) -> set[str]:
 def canonical_references(app: "Restify", fields: list[Field], values: Mapping[str, Any]) -> dict[str, Any]:
     """`values` (e.g. an index's exact filters) with ids of other records in their stored spelling, so a
     filter finds what a write stored whatever case it was sent in."""
+    if not values:
+        return {}
     referring = _references(app, fields, "store")
     return {name: _canonical_reference(value) if name in referring else value for name, value in values.items()}
 
