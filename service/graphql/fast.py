@@ -16,11 +16,15 @@ path, as before.
 from typing import Any
 
 from graphql import GraphQLEnumType, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, Undefined
+from graphql.type.scalars import specified_scalar_types
 from graphql.execution.executor import Executor
 
 _SCALARS = (GraphQLScalarType, GraphQLEnumType)
-# (response name, field name, scalar type, nullable) for each field of a selection
-Plan = tuple[tuple[str, str, Any, bool], ...]
+# The Python type whose values a built-in scalar writes as they are (graphql-core returns a `str` for
+# String and ID and a `bool` for Boolean unchanged): those skip the coercion call. (Not Float: NaN is refused.)
+_AS_THEY_ARE = {"String": str, "ID": str, "Boolean": bool}
+# (response name, field name, scalar type, nullable, type written as it is) for each field of a selection
+Plan = tuple[tuple[str, str, Any, bool, type | None], ...]
 
 
 def _plain_plan(parent_type: GraphQLObjectType, grouped_field_set: Any) -> Plan | None:
@@ -38,7 +42,8 @@ def _plain_plan(parent_type: GraphQLObjectType, grouped_field_set: Any) -> Plan 
             field_type, nullable = field_type.of_type, False
         if not isinstance(field_type, _SCALARS):
             return None
-        plan.append((response_name, name, field_type, nullable))
+        same = _AS_THEY_ARE.get(field_type.name) if field_type is specified_scalar_types.get(field_type.name) else None
+        plan.append((response_name, name, field_type, nullable, same))
     return tuple(plan)
 
 
@@ -46,8 +51,12 @@ def _plain_object(source: dict[str, Any], plan: Plan) -> dict[str, Any] | None:
     """The completed object, or None when a value needs graphql-core's general path (an error to
     report exactly, a callable for the default resolver to call)."""
     results: dict[str, Any] = {}
-    for response_name, name, field_type, nullable in plan:
-        value = source.get(name)
+    get = source.get
+    for response_name, name, field_type, nullable, same in plan:
+        value = get(name)
+        if type(value) is same:
+            results[response_name] = value
+            continue
         if value is None:
             if not nullable:
                 return None
