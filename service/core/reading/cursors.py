@@ -21,6 +21,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import math
 import os
 import secrets
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
+import orjson
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -80,19 +82,31 @@ def _deployment_key(app_dir: Path) -> bytes:
 
 def cursor_binding(*parts: Any) -> str:
     """A digest of what a cursor is bound to (sort, filters, perPage...)."""
-    text = json.dumps(parts, default=str, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:_BINDING_CHARS]
+    text = orjson.dumps(parts, default=str, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    return hashlib.sha256(text).hexdigest()[:_BINDING_CHARS]
 
 
 def encode(secret: bytes, bound: str, position: Position) -> str:
     direction = "n" if position.forward else "p"
-    body = json.dumps([bound, [_plain(v) for v in position.values]], separators=(",", ":")).encode()
+    sealed = [bound, [_plain(v) for v in position.values]]
+    body = _sealed_json(sealed, position.values)
     cipher, nonce_mac = _keys(secret)
     associated = _LABEL + direction.encode()
     mac = nonce_mac.copy()
     mac.update(associated + b"\0" + body)
     nonce = mac.digest()[:_NONCE_BYTES]
     return direction + _b64(nonce + cipher.encrypt(nonce, body, associated))
+
+
+def _sealed_json(sealed: list[Any], values: tuple[Any, ...]) -> bytes:
+    """What a cursor seals, as JSON. orjson writes NaN and infinities as null and refuses integers
+    past 64 bits: positions holding those keep the standard encoder's spelling (`json.loads` reads both)."""
+    if all(type(v) is not float or math.isfinite(v) for v in values):
+        try:
+            return orjson.dumps(sealed)
+        except TypeError:
+            pass
+    return json.dumps(sealed, separators=(",", ":")).encode()
 
 
 def decode(secret: bytes, bound: str, token: str, size: int) -> Position:
