@@ -48,8 +48,8 @@ def test_indexes_prints_the_plan_beside_what_exists(database_env):
     assert result.stdout.endswith(f"{planned} planned, 1 in place, {planned - 1} missing or not unique.\n")
 
 
-def test_serve_makes_the_plan_at_start(database_env):
-    server = Server(ROOT_APP, database_env)
+def test_serve_makes_the_plan_at_start(database_env, tmp_path):
+    server = Server(ROOT_APP, database_env, log_dir=tmp_path)
     server.stop()
     result = restify("indexes", env=database_env)
     assert result.returncode == 0, result.stderr
@@ -58,9 +58,9 @@ def test_serve_makes_the_plan_at_start(database_env):
     assert "not planned" not in result.stdout
 
 
-def test_with_auto_indexes_off_serve_makes_only_the_unique_indexes(database_env):
+def test_with_auto_indexes_off_serve_makes_only_the_unique_indexes(database_env, tmp_path):
     env = {**database_env, "RESTIFY_DATABASE_AUTO_INDEXES": "false"}
-    server = Server(ROOT_APP, env)
+    server = Server(ROOT_APP, env, log_dir=tmp_path)
     server.stop()
     result = restify("indexes", env=env)
     assert "database.auto_indexes is off: `serve` makes only the unique indexes." in result.stdout
