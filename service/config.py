@@ -39,7 +39,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "mail": {"url": "log", "from": "Restify <noreply@localhost>", "starttls": "auto", "timeout": 10,
              "retry_seconds": 5, "give_up_after_seconds": 86_400, "poll_seconds": 5, "lease_seconds": 30},
     "webhooks": {"timeout_seconds": 10, "retry_seconds": 2, "retry_for": 86_400, "poll_seconds": 1,
-                 "lease_seconds": 30},
+                 "lease_seconds": 30, "keep_sent_seconds": 604_800},
     "app": {"package": "repositories"},
     "metrics": {"enabled": True, "token": ""},
     "explorer": {"enabled": True},
@@ -171,6 +171,8 @@ MEANINGS: dict[str, str] = {
     "webhooks.poll_seconds": "how often `serve` reads the changes of each webhook and sends what is due",
     "webhooks.lease_seconds": "how long a webhook's sender holds its lease unless renewed: when the sending "
                               "process dies, another takes over after it",
+    "webhooks.keep_sent_seconds": "seconds a sent delivery is kept (each record's latest stays whatever its "
+                                  "age: it numbers the next); 0 or null: kept for good",
     "app.package": "the package the application is loaded from",
     "explorer.enabled": "the API explorer: Swagger UI at `/docs` and GraphiQL for browsers at `/graphql` "
                         "([API explorer](explorer.md)); false: `/docs` is a 404 and `/graphql` answers browsers as "

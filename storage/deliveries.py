@@ -5,7 +5,9 @@ A delivery is one document of `webhook_deliveries`: `_id` the delivery id (the s
 attempt), `webhook` (the webhook's key), `record`, `sequence` (1, 2, ... per webhook and record),
 `order` (per webhook, the order of the changes), `event`, `payload`, `attempts`, `next_at`, `since`
 (when its retries began: its capture, or its replay), `state` "waiting", "sent" or "failed",
-`last_error`. Sent deliveries are kept: they number the next ones of their record.
+`last_error`. A record's latest delivery is kept whatever its age: it numbers the record's next one and
+says whether the webhook's reader last received it or its deletion; older sent ones are pruned after
+a while (`prune_sent`).
 
 A cursor is one document of `webhook_cursors`: `_id` the webhook's key, `token` (the resume token
 after the last change captured), `order` (the next delivery's). Capturing is safe to repeat: a
@@ -82,6 +84,24 @@ class Deliveries(Attempts):
         moment = time.time() if now is None else now
         await self._col.update_one({"_id": id}, {"$set": {"state": SENT, "sent_at": moment, "last_error": None},
                                                  "$inc": {"attempts": 1}})
+
+    @unavailable_as_error
+    async def prune_sent(self, webhook: str, before: float, limit: int = 1000) -> int:
+        """Deletes up to `limit` of the webhook's deliveries sent before `before` that are not their record's
+        latest (waiting and failed ones, and each record's latest, stay); how many."""
+        cursor = self._col.find({"webhook": webhook, "state": SENT, "sent_at": {"$lt": before}},
+                                {"record": 1, "sequence": 1}).sort("sent_at", ASCENDING).limit(limit)
+        candidates = await cursor.to_list(length=limit)
+        latest: dict[str, int] = {}
+        for record in {document["record"] for document in candidates}:
+            found = await self.last(webhook, record)
+            latest[record] = int(found["sequence"]) if found is not None else 0
+        ids = [document["_id"] for document in candidates
+               if int(document["sequence"]) < latest.get(document["record"], 0)]
+        if not ids:
+            return 0
+        result = await self._col.delete_many({"_id": {"$in": ids}, "state": SENT})
+        return int(result.deleted_count)
 
     @unavailable_as_error
     async def failed(self) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ import hmac
 import json
 import logging
 import time
+import weakref
 from typing import Any
 
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError
@@ -27,6 +28,9 @@ from storage import Deliveries, StorageError
 
 log = logging.getLogger("restify.webhooks")
 BATCH = 200
+PRUNE_EVERY = 3600.0  # seconds between two prunings of a webhook's sent deliveries by one process
+# Per application, webhook key -> when this process last pruned its sent deliveries.
+_PRUNED: "weakref.WeakKeyDictionary[Restify, dict[str, float]]" = weakref.WeakKeyDictionary()
 
 
 def body_of(delivery: dict[str, Any]) -> bytes:
@@ -75,12 +79,26 @@ async def deliver(app: Restify, resource: Resource, webhook: Webhook, holder: st
             break
         error = await post(webhook, delivery, float(settings.positive("webhooks", "timeout_seconds")))
         if error is None:
-            await deliveries.sent(delivery["id"])
+            await deliveries.sent(delivery["id"], now=moment)
             sent += 1
             continue
         blocked.add(delivery["record"])
         await _retry_later(settings, deliveries, webhook, delivery, error, moment)
+    await _prune(app, deliveries, key, moment)
     return sent
+
+
+async def _prune(app: Restify, deliveries: Deliveries, key: str, moment: float) -> None:
+    """Now and then, the sent deliveries older than `webhooks.keep_sent_seconds` go (each record's latest
+    stays: it numbers the record's next delivery)."""
+    keep = app.settings.cap("webhooks", "keep_sent_seconds")
+    pruned_at = _PRUNED.setdefault(app.origin, {})
+    if keep is None or moment - pruned_at.get(key, float("-inf")) < PRUNE_EVERY:
+        return
+    pruned_at[key] = moment
+    pruned = await deliveries.prune_sent(key, moment - keep)
+    if pruned:
+        log.info("webhook %s: %d sent deliveries older than %d s pruned", key, pruned, keep)
 
 
 async def _retry_later(settings: Settings, deliveries: Deliveries, webhook: Webhook, delivery: dict[str, Any],
