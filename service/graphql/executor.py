@@ -27,6 +27,7 @@ from service.core.kernel.answers import answer
 from service.core.kernel.errors import BadRequest, ResponseTooLarge
 from service.graphql import accounts, actions, aggregating, attaching, bulk, tokens, trash
 from service.graphql.config import GraphQLConfig
+from service.graphql.direct import answers_directly, plan_direct, run_direct
 from service.graphql.fast import PlainFieldExecutor
 from service.graphql.generator import build_schema_objects, exposed, lower_first
 from service.graphql.limits import Measure, Size
@@ -37,6 +38,7 @@ from service.graphql.validation import refusal_body, validation_errors
 
 log = logging.getLogger("restify.graphql")
 CACHE_SIZE = 512
+UNPLANNED = object()
 
 
 @dataclass
@@ -49,6 +51,8 @@ class Prepared:
     # What each repository field of the document selects (resolvers.RepositoryResolvers.context): planned
     # by its first request, for every later one, and gone with the document.
     plans: dict[Any, Any] = field(default_factory=dict)
+    # A plain list answered without graphql-core's executor (`direct`): planned by its first request.
+    direct: Any = UNPLANNED
 
 
 def error_body(error: GraphQLError) -> dict[str, Any]:
@@ -130,6 +134,7 @@ class GraphQLEndpoint:
         classes = load_resolver_classes(self.config.output_dir / "resolvers")
         query, mutation = self.schema.query_type, self.schema.mutation_type
         self.list_fields: dict[str, int] = {}  # list field -> its default `first`, which the cost counts
+        self.direct_lists: dict[str, RepositoryResolvers] = {}  # `<type>List` fields that may skip the executor
         exposed_names = {r.name for r in exposed(self.app.registry, self.config)}
         for resource in exposed(self.app.registry, self.config):
             type_name = resource.model.__name__
@@ -138,6 +143,8 @@ class GraphQLEndpoint:
             resolvers.resource = resource.name
             _set(query, name, lambda _, info, r=resolvers, **kw: r.show(info, **kw))
             _set(query, f"{name}List", lambda _, info, r=resolvers, **kw: r.list(info, **kw))
+            if answers_directly(resolvers):
+                self.direct_lists[f"{name}List"] = resolvers
             _set(query, f"{name}Page", lambda _, info, r=resolvers, **kw: r.paginate(info, **kw))
             _set(mutation, f"create{type_name}", lambda _, info, r=resolvers, **kw: r.create(info, **kw))
             _set(mutation, f"update{type_name}", lambda _, info, r=resolvers, **kw: r.update(info, **kw))
@@ -235,11 +242,18 @@ class GraphQLEndpoint:
         # One budget for the whole answer: core charges each record it builds, relation fields each
         # further place they write one (service.core.declarations.budget).
         context.budget = Budget(self.app.settings.max_response_bytes, copies=False)
-        result = execute(self.schema, document, variable_values=variables, operation_name=operation_name,
-                         context_value={"context": context, PLANS: prepared.plans},
-                         executor_class=PlainFieldExecutor)
-        if inspect.isawaitable(result):
-            result = await result
+        if prepared.direct is UNPLANNED:
+            prepared.direct = plan_direct(self.schema, document, self.direct_lists)
+        direct = await run_direct(self.schema, prepared.direct, variables, operation_name, context) \
+            if prepared.direct is not None else None
+        if direct is not None:
+            result = direct
+        else:
+            context.budget = Budget(self.app.settings.max_response_bytes, copies=False)  # a direct try may have spent
+            executed = execute(self.schema, document, variable_values=variables, operation_name=operation_name,
+                               context_value={"context": context, PLANS: prepared.plans},
+                               executor_class=PlainFieldExecutor)
+            result = await executed if inspect.isawaitable(executed) else executed
         if context.budget.spent:  # one error for the answer, not one per field that went on to charge it
             assert context.budget.limit is not None  # spent only where there is a limit
             return {"data": None, "errors": [error_entry(ResponseTooLarge(context.budget.limit), "")]}

@@ -13,9 +13,10 @@ awaitable checks; a list of such objects (a page of records) skips graphql-core'
 too. A value that loop cannot take as it is sends the object (or the whole list) down the general
 path, as before.
 """
+from collections.abc import Iterable
 from typing import Any
 
-from graphql import GraphQLEnumType, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, Undefined
+from graphql import FieldNode, GraphQLEnumType, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, Undefined
 from graphql.type.scalars import specified_scalar_types
 from graphql.execution.executor import Executor
 
@@ -30,9 +31,14 @@ Plan = tuple[tuple[str, str, Any, bool, type | None], ...]
 def _plain_plan(parent_type: GraphQLObjectType, grouped_field_set: Any) -> Plan | None:
     """How to read each selected field straight from a dict, or None when one of them is not plain
     (its own resolver or arguments, a non-scalar type, `__typename`)."""
+    return plain_plan(parent_type, ((response_name, details[0].node)
+                                    for response_name, details in grouped_field_set.items()))
+
+
+def plain_plan(parent_type: GraphQLObjectType, selected: Iterable[tuple[str, FieldNode]]) -> Plan | None:
+    """`_plain_plan` of (response name, field node) pairs."""
     plan = []
-    for response_name, field_details_list in grouped_field_set.items():
-        node = field_details_list[0].node
+    for response_name, node in selected:
         name = node.name.value
         field_def = parent_type.fields.get(name)
         if field_def is None or field_def.resolve is not None or field_def.args or node.arguments:
@@ -47,7 +53,7 @@ def _plain_plan(parent_type: GraphQLObjectType, grouped_field_set: Any) -> Plan 
     return tuple(plan)
 
 
-def _plain_object(source: dict[str, Any], plan: Plan) -> dict[str, Any] | None:
+def plain_object(source: dict[str, Any], plan: Plan) -> dict[str, Any] | None:
     """The completed object, or None when a value needs graphql-core's general path (an error to
     report exactly, a callable for the default resolver to call)."""
     results: dict[str, Any] = {}
@@ -87,7 +93,7 @@ class PlainFieldExecutor(Executor):
             if plan is not None:
                 completed = []
                 for item in result:
-                    row = _plain_object(item, plan) if type(item) is dict else None
+                    row = plain_object(item, plan) if type(item) is dict else None
                     if row is None:
                         break
                     completed.append(row)
@@ -99,7 +105,7 @@ class PlainFieldExecutor(Executor):
                        position_context: Any) -> Any:
         if type(source_value) is dict and self.middleware_manager is None:
             plan = self._plan(parent_type, grouped_field_set)
-            completed = _plain_object(source_value, plan) if plan is not None else None
+            completed = plain_object(source_value, plan) if plan is not None else None
             if completed is not None:
                 return completed
         return super().execute_fields(parent_type, source_value, path, grouped_field_set, position_context)

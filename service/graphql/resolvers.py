@@ -20,7 +20,7 @@ from service.core.reading.fieldsets import SELECTED
 from service.core.reading.filter_objects import FILTER
 from service.core.reading.query import max_related_depth
 from service.graphql.bulk import BulkResolvers
-from service.graphql.contexts import field_context
+from service.graphql.contexts import request_field_context
 from service.graphql.selection import (
     leaf_paths, related_firsts, related_paths, selected_here, selected_names,
 )
@@ -28,6 +28,7 @@ from service.graphql.selection import (
 RELATIONSHIPS = "__relationships"
 
 
+Records = list[dict[str, Any]]  # a list's flattened records (named here: the class's `list` hides the builtin)
 PLANS = "plans"  # the key, in a request's GraphQL context, of its document's plans
 
 
@@ -95,12 +96,17 @@ class RepositoryResolvers(BulkResolvers):
         return self.app.resource(self.resource)
 
     def context(self, info: GraphQLResolveInfo, shows_page_meta: bool = True, **params: Any) -> Context:
-        base: Context = info.context["context"]
         related, selected = self._plan(info)
+        return self._context(info.context["context"], related, selected, shows_page_meta, **params)
+
+    @staticmethod
+    def _context(base: Context, related: str, selected: dict[str, frozenset[str]], shows_page_meta: bool = True,
+                 **params: Any) -> Context:
         values = {k: str(v) for k, v in params.items() if v is not None}
         if related:
             values["related"] = related
-        return field_context(info, values, {SELECTED: selected}, budget=base.budget, shows_page_meta=shows_page_meta)
+        return request_field_context(base, values, {SELECTED: selected}, budget=base.budget,
+                                     shows_page_meta=shows_page_meta)
 
     def _plan(self, info: GraphQLResolveInfo) -> tuple[str, dict[str, frozenset[str]]]:
         """The relations this field loads and the fields it selects per type: worked out from the
@@ -135,9 +141,18 @@ class RepositoryResolvers(BulkResolvers):
     async def list(self, info: GraphQLResolveInfo, first: int | None = None, page: int = 1, search: str | None = None,
                    sort: str | None = None, filter: dict[str, Any] | None = None,
                    trashed: str | None = None) -> list[dict[str, Any]]:
+        related, selected = self._plan(info)
+        return await self.listed(info.context["context"], related, selected, first=first, page=page, search=search,
+                                 sort=sort, filter=filter, trashed=trashed)
+
+    async def listed(self, base: Context, related: str, selected: dict[str, frozenset[str]], first: int | None = None,
+                     page: int = 1, search: str | None = None, sort: str | None = None,
+                     filter: dict[str, Any] | None = None, trashed: str | None = None) -> Records:
+        """`list` for the request's context `base`, with the relations it loads and the fields it selects
+        (what `_plan` works out from the document): the GraphQL door's direct lists call it too."""
         # A list shows no total, cursors or links: what they would cost is not spent (`<type>Page` shows them).
-        context = self.context(info, perPage=first, page=page, search=search, sort=sort, trashed=_lower(trashed),
-                               count="none", shows_page_meta=False)
+        context = self._context(base, related, selected, False, perPage=first, page=page, search=search, sort=sort,
+                                trashed=_lower(trashed), count="none")
         body = await operations.index(self.app, self.resource, with_filter(context, filter))
         return [flatten(item) for item in body["data"]]
 
