@@ -24,7 +24,7 @@ from graphql.execution.values import get_argument_values, get_variable_values
 from service.core.declarations.context import Context
 from service.graphql.fast import Plan, plain_object, plain_plan
 from service.graphql.resolvers import RepositoryResolvers
-from service.graphql.selection import ALWAYS
+from service.graphql.selection import selected_in
 
 
 @dataclass(frozen=True)
@@ -77,9 +77,8 @@ def plan_direct(schema: GraphQLSchema, document: DocumentNode,
     plan = plain_plan(item, chosen.items())
     if plan is None:
         return None
-    names = frozenset(n.name.value for n in chosen.values() if n.name.value not in ALWAYS)
     return DirectList((node.alias or node.name).value, node, field, operation, resolvers,
-                      {resolvers.resource: names}, plan)
+                      selected_in(resolvers._resource(), [node], {}, 0), plan)
 
 
 def _item_type(field: GraphQLField) -> GraphQLObjectType | None:

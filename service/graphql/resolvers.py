@@ -26,10 +26,8 @@ from service.graphql.selection import (
 )
 
 RELATIONSHIPS = "__relationships"
-
-
-Records = list[dict[str, Any]]  # a list's flattened records (named here: the class's `list` hides the builtin)
 PLANS = "plans"  # the key, in a request's GraphQL context, of its document's plans
+Records = list[dict[str, Any]]  # a list's flattened records (named: the resolvers' `list` hides the builtin)
 
 
 def flatten(resource_object: dict[str, Any]) -> dict[str, Any]:
@@ -95,9 +93,9 @@ class RepositoryResolvers(BulkResolvers):
     def _resource(self) -> Resource:
         return self.app.resource(self.resource)
 
-    def context(self, info: GraphQLResolveInfo, shows_page_meta: bool = True, **params: Any) -> Context:
+    def context(self, info: GraphQLResolveInfo, **params: Any) -> Context:
         related, selected = self._plan(info)
-        return self._context(info.context["context"], related, selected, shows_page_meta, **params)
+        return self._context(info.context["context"], related, selected, **params)
 
     @staticmethod
     def _context(base: Context, related: str, selected: dict[str, frozenset[str]], shows_page_meta: bool = True,
@@ -140,7 +138,7 @@ class RepositoryResolvers(BulkResolvers):
 
     async def list(self, info: GraphQLResolveInfo, first: int | None = None, page: int = 1, search: str | None = None,
                    sort: str | None = None, filter: dict[str, Any] | None = None,
-                   trashed: str | None = None) -> list[dict[str, Any]]:
+                   trashed: str | None = None) -> Records:
         related, selected = self._plan(info)
         return await self.listed(info.context["context"], related, selected, first=first, page=page, search=search,
                                  sort=sort, filter=filter, trashed=trashed)
