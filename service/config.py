@@ -223,7 +223,7 @@ MEANINGS: dict[str, str] = {
     "live.max_per_user": "feeds one user (guests: one address) may hold open per process; over it a 429",
     "live.max_per_connection": "subscriptions one GraphQL WebSocket may hold",
     "live.max_queue": "events waiting for a subscriber; past them it is dropped (`TOO_SLOW`)",
-    "live.max_sent_ids": "ids remembered per subscriber, to tell it of deletes without a pre-image",
+    "live.max_sent_ids": "ids remembered per view of a feed, to tell its subscribers of deletes without a pre-image",
     "live.max_catch_up": "changes replayed after `Last-Event-ID`; further behind, an `event: reset`",
     "live.idle_ms": "pause of a change-stream watcher between empty batches (the embedded server answers an "
                     "idle getMore at once); a write of the same process ends it",

@@ -13,7 +13,7 @@ from typing import Any
 from graphql import ExecutionResult, execute_subscription_event
 from tornado.iostream import IOStream
 
-from service.core.live.events import Event
+from service.core.live.events import Batch, Event
 from service.core.live.subscription import Subscription
 from service.graphql.executor import result_body
 from service.graphql.shared_events import SharedEventExecutor, SharedResult
@@ -76,11 +76,19 @@ class LiveOperation:
         def write_now(events: list[Event]) -> bool:
             if self._sending or stream.writing():
                 return False
-            results = [self.result(event) for event in events]
-            if not all(isinstance(result, SharedResult) for result in results):
-                return False  # one is still being made: the task waits for it
-            return send_now(stream, b"".join(self.message(e, r) for e, r in zip(events, results, strict=True)))
+            if isinstance(events, Batch):   # given to several subscribers: its bytes are made once
+                messages = events.made(("graphql", self._selection, self._head), lambda: self._messages(events))
+            else:
+                messages = self._messages(events)
+            return messages is not None and send_now(stream, messages)
         self.subscription.attach(write_now)
+
+    def _messages(self, events: list[Event]) -> bytes | None:
+        """The events' framed messages, or None while a result is still being made (the task waits for it)."""
+        results = [self.result(event) for event in events]
+        if not all(isinstance(result, SharedResult) for result in results):
+            return None
+        return b"".join(self.message(e, r) for e, r in zip(events, results, strict=True))
 
     async def run(self, send: Callable[[bytes], Awaitable[None]]) -> None:
         """Sends what was queued, in order, waiting for the socket each time (`send` takes a message as

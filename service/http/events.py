@@ -10,7 +10,7 @@ from service.core.declarations.app import Restify
 from service.core.kernel.errors import BadRequest
 from service.core.live import tickets
 from service.core.live.feeds import feeds
-from service.core.live.events import Event
+from service.core.live.events import Batch, Event
 from service.core.live.subscription import FeedEnded, Subscription
 from service.http.base import JsonHandler, encode_json
 from service.http.sending import send_now
@@ -33,16 +33,23 @@ def event_frame(event: Event) -> bytes:
 
 
 def frames(events: list[Event]) -> bytes:
-    """What a batch of events is on the stream (one event's frame is shared by all who get it)."""
-    return event_frame(events[0]) if len(events) == 1 else b"".join(map(event_frame, events))
+    """What a batch of events is on the stream (an event's frame, and a batch's given to several
+    subscribers, are made once for all who get it)."""
+    if len(events) == 1:
+        return event_frame(events[0])
+    if isinstance(events, Batch):
+        made: bytes = events.made("sse", lambda: b"".join(map(event_frame, events)))
+        return made
+    return b"".join(map(event_frame, events))
 
 
 def chunk(events: list[Event]) -> bytes:
-    """The events as one chunk of a chunked response (one event's is made once for all)."""
-    if len(events) == 1:
-        made: bytes = events[0].made("sse-chunk", lambda: _chunk(event_frame(events[0])))
-        return made
-    return _chunk(frames(events))
+    """The events as one chunk of a chunked response (made once for all who get the same)."""
+    shared: Event | Batch | None = events[0] if len(events) == 1 else events if isinstance(events, Batch) else None
+    if shared is None:
+        return _chunk(frames(events))
+    made: bytes = shared.made("sse-chunk", lambda: _chunk(frames(events)))
+    return made
 
 
 def _chunk(data: bytes) -> bytes:

@@ -92,6 +92,8 @@ class Restify:
         """This application with today's registry fixed, for one operation from start to end: a reload
         between two of its awaits cannot mix two registries. Everything else (settings, database,
         disks, hashing lane, index tracking) is shared with the application."""
+        if "_origin" in self.__dict__:
+            return self  # a pinned view: its registry is fixed already
         view = copy.copy(self)
         view._origin = self.origin
         return view

@@ -10,16 +10,29 @@ from typing import Any
 CREATED, UPDATED, DELETED, RESET = "created", "updated", "deleted", "reset"
 
 
+class _Shared:
+    shared: dict[Any, Any]
+
+    def made(self, key: Any, make: Callable[[], Any]) -> Any:
+        """What `make()` gives for this, made once for all its subscribers (by `key`)."""
+        if key not in self.shared:
+            self.shared[key] = make()
+        return self.shared[key]
+
+
 @dataclass(frozen=True)
-class Event:
+class Event(_Shared):
     kind: str                     # created | updated | deleted | reset
     id: str | None
     token: str | None             # where a client resumes from (SSE `id:`)
     body: dict[str, Any] | None   # {"data": resource}; deleted: {"data": {"id", "type"}}
     shared: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
-    def made(self, key: Any, make: Callable[[], Any]) -> Any:
-        """What `make()` gives for this event, made once for all its subscribers (by `key`)."""
-        if key not in self.shared:
-            self.shared[key] = make()
-        return self.shared[key]
+
+class Batch(list[Event], _Shared):
+    """Events a feed gives several subscribers together, in order: what a door makes of the whole
+    batch (one SSE chunk, the GraphQL messages of one selection) is made once for all of them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shared = {}

@@ -21,55 +21,49 @@ from typing import Any
 from service.core.declarations import READ, Context, Restify
 from service.core.kernel import LiveUnavailable, TooManyRequests, refuse, relation_conditions
 from service.core.live import verdicts
-from service.core.live.events import Event
 from service.core.live.subscription import AccessRevoked, Subscription
+from service.core.live.views import Outbox, View
 from service.core.operations import TOKENS, enter
 from service.core.reading import index_query
 from storage import Change, ChangesUnsupported
 
 
 class _Channel:
-    """The subscribers of one collection, fed by its one watcher, in groups that see changes alike."""
+    """The subscribers of one collection, fed by its one watcher, in views that see changes alike."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_known: int) -> None:
         self.subscribers: set[Subscription] = set()
-        self._views: dict[str, dict[Subscription, None]] = {}   # view -> its subscribers, in order
+        self._views: dict[str, View] = {}
+        self._max_known = max_known
 
     def add(self, subscription: Subscription) -> None:
         self.subscribers.add(subscription)
-        self._views.setdefault(subscription.view, {})[subscription] = None
+        view = self._views.get(subscription.view)
+        if view is None:
+            view = self._views[subscription.view] = View(self._max_known)
+        view.add(subscription)
 
     def discard(self, subscription: Subscription) -> None:
         self.subscribers.discard(subscription)
-        group = self._views.get(subscription.view)
-        if group is not None:
-            group.pop(subscription, None)
-            if not group:
+        view = self._views.get(subscription.view)
+        if view is not None:
+            view.discard(subscription)
+            if not view.members:
                 del self._views[subscription.view]
 
     async def __call__(self, changes: list[Change]) -> None:
-        # Every change of the batch is judged first (judging may wait on the database), then handed
-        # out without a pause: a subscriber wakes once per batch, and sends it in one write.
+        # Every change of the batch is judged first (judging may wait on the database), then dealt
+        # without a pause: a subscriber wakes once per batch, and sends it in one write.
         judged = []
         for change in changes:
             shared: dict[Any, Any] = {}
-            for group in list(self._views.values()):
-                members = list(group)
-                if members:
-                    judged.append((change, members, await verdicts.judge(members[0], change, shared), shared))
-        # Each subscriber's events of the batch are gathered, in order, and offered at once: one
-        # write per subscriber and batch.
-        outbox: dict[Subscription, list[Event]] = {}
-        for change, members, verdict, shared in judged:
-            outcomes = verdicts.outcomes(change, verdict, shared, members[0].resource)
-            for subscriber in members:
-                if subscriber.ended is None:
-                    event = subscriber.pick(change.id, outcomes)
-                    if event is not None:
-                        outbox.setdefault(subscriber, []).append(event)
-        for subscriber, events in outbox.items():
-            if subscriber.ended is None:
-                subscriber.offer(events)
+            for view in list(self._views.values()):
+                if view.members:
+                    judged.append((change, view, await verdicts.judge(view.first, change, shared), shared))
+        outbox = Outbox()
+        for change, view, verdict, shared in judged:
+            view.deal(change.id, verdicts.outcomes(change, verdict, shared, view.first.resource), outbox)
+        outbox.send()
 
 
 class Feeds:
@@ -114,7 +108,10 @@ class Feeds:
         self._by_owner[subscription.owner] = self._by_owner.get(subscription.owner, 0) + 1
         if last_event_id:
             subscription.hold()
-        channel = self._channels.setdefault(subscription.resource.collection, _Channel())
+        channel = self._channels.get(subscription.resource.collection)
+        if channel is None:
+            max_known = int(self.app.settings.number("live", "max_sent_ids"))
+            channel = self._channels[subscription.resource.collection] = _Channel(max_known)
         channel.add(subscription)
         try:
             await self._watcher(subscription.resource.collection).listen(channel)

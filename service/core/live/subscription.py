@@ -16,6 +16,7 @@ from storage import Change, HistoryLost
 
 if TYPE_CHECKING:
     from service.core.live.feeds import Feeds
+    from service.core.live.views import View
 
 Sink = Callable[[list[Event]], bool]   # writes events at once, or says False (they are queued)
 
@@ -85,7 +86,9 @@ class Subscription:
         self._max_sent = int(app.settings.number("live", "max_sent_ids"))
         self._queue: deque[Event] = deque()
         self._arrived = _Signal()
-        self._sent: OrderedDict[str, None] = OrderedDict()   # ids this subscriber may know, oldest first
+        self.own: OrderedDict[str, tuple[int, bool]] = OrderedDict()   # its own judgements (views.py)
+        self.joined_at = 0                                     # the view's changes before it joined
+        self._view: "View | None" = None
         self._pending: list[Event] | None = None               # live events held while catching up
         self._sink: Sink | None = None                         # the door's direct writer, once attached
         self.ended: FeedEnded | None = None
@@ -166,24 +169,24 @@ class Subscription:
         return self.pick(change.id, verdicts.outcomes(change, verdict, shared, self.resource))
 
     def pick(self, id: str, outcomes: dict[bool, Event | None]) -> Event | None:
-        """Of a view's outcomes (`verdicts.outcomes`), this subscriber's, by whether record `id` was sent to
-        them; what they were sent is updated by it."""
-        # Run once per subscriber and change of a fan-out: each step counts.
-        sent = self._sent
-        known = id in sent
-        event = outcomes[known]
+        """Of a view's outcomes (`verdicts.outcomes`), this subscriber's alone, by whether record `id` was
+        sent to it (a catch-up, or a judgement of its own); noted as its own. The feed's fan-out deals a
+        change to a whole view instead (service/core/live/views.py)."""
+        view = self._view
+        event = outcomes[view.was_sent(self, id) if view is not None else self.own.get(id, (0, False))[1]]
         if event is None:
             return None
-        if event.kind == DELETED:
-            if known:
-                del sent[id]
-        elif known:
-            sent.move_to_end(id)  # the most recent last: the oldest are forgotten first
-        else:
-            sent[id] = None
-            if len(sent) > self._max_sent:
-                sent.popitem(last=False)
+        self.own[id] = (view.changes if view is not None else 0, event.kind != DELETED)
+        self.own.move_to_end(id)
+        if len(self.own) > self._max_sent:
+            self.own.popitem(last=False)
+        if view is not None:
+            view.note_own(self)
         return event
+
+    def joined(self, view: "View", changes: int) -> None:
+        """It joined `view` after `changes` of its changes were dealt."""
+        self._view, self.joined_at = view, changes
 
     def hold(self) -> None:
         self._pending = []

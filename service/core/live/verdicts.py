@@ -13,6 +13,8 @@ that leaves the view says nothing, and one that enters it is an `updated`.
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from service.core.declarations import DELETED_AT, Context, Resource
 from service.core.live import audience
 from service.core.live.events import CREATED, DELETED, UPDATED, Event
@@ -60,11 +62,19 @@ async def judge(subscription: "Subscription", change: Change, shared: dict[Any, 
     key = ("view", subscription.resource.name, subscription.viewer, change.token)
     if key not in shared:
         assert change.document is not None  # wanted, so there is one
-        shown = await audience.present(subscription.feeds.app, subscription.resource,
-                                       subscription.context, change.document)
+        app = shared.get("app") or shared.setdefault("app", subscription.feeds.app.pinned())  # one registry per change
+        shown = await audience.present(app, subscription.resource, subscription.context, change.document)
         # Users shown the same record share it, and so its event, frame and GraphQL results.
-        shared[key] = shown if shown is None else shared.setdefault(("shown", repr(shown)), shown)
+        shared[key] = shown if shown is None else shared.setdefault(("shown", _spelling(shown)), shown)
     return Verdict(shared[key], before)
+
+
+def _spelling(shown: dict[str, Any]) -> Any:
+    """What tells two presentations apart: their JSON (repr where orjson refuses a value)."""
+    try:
+        return orjson.dumps(shown)
+    except TypeError:
+        return repr(shown)
 
 
 def kind_for(change: Change, verdict: Verdict, known: bool) -> str | None:
