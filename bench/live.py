@@ -14,88 +14,26 @@ the subscribers' side is near a whole core, the delays measure the client, not t
 """
 import argparse
 import asyncio
-import json
 import multiprocessing
 import os
-import re
 import sys
 import time
-from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
 import httpx
-import websockets
 
+from bench.live_subscribers import Deliveries, listen
 from bench.load import _percentile
 from bench.procs import Workspace, cpu_seconds, in_workspace, total_cpu
 from storage.embedded import free_port
 
 HOST = "127.0.0.1"
 PREFIX = "/api/restify"
-SSE_ID = re.compile(rb'^data: \{"data":\{"id":"([0-9a-f]{24})"', re.MULTILINE)
-WS_ID = re.compile(r'"postChanged":\s*\{"id":\s*"([0-9a-f]{24})"')
-SUBSCRIPTION = "subscription { postChanged { id operation record { id title } } }"
-
-
-@dataclass
-class Deliveries:
-    acked: dict[str, float] = field(default_factory=dict)                      # post id -> ack time
-    received: dict[str, list[tuple[str, float]]] = field(default_factory=dict)  # post id -> (kind, time)
-
-    def got(self, kind: str, post_id: str) -> None:
-        self.received.setdefault(post_id, []).append((kind, time.monotonic()))
 
 
 def _rss_kib(pid: int) -> int:
     with open(f"/proc/{pid}/status") as handle:
         return next(int(line.split()[1]) for line in handle if line.startswith("VmRSS:"))
-
-
-async def _sse_subscriber(port: int, token: str, ready: asyncio.Event, deliveries: Deliveries,
-                          opened: list[int]) -> None:
-    reader, writer = await asyncio.open_connection(HOST, port, limit=1 << 20)
-    writer.write(f"GET {PREFIX}/posts/events HTTP/1.1\r\nHost: {HOST}\r\nAuthorization: Bearer {token}\r\n"
-                 "Accept: text/event-stream\r\n\r\n".encode())
-    await writer.drain()
-    status = await reader.readline()
-    if b" 200 " not in status:
-        raise RuntimeError(f"SSE subscription refused: {status!r}")
-    opened.append(1)
-    if len(opened) == ready.total:  # type: ignore[attr-defined]
-        ready.set()
-    # What arrived is read as it comes and searched whole (not a line at a time): only the events
-    # complete so far, up to the last blank line; the rest waits for the next read.
-    unread = b""
-    try:
-        while True:
-            data = await reader.read(1 << 16)
-            if not data:
-                return
-            unread += data
-            end = unread.rfind(b"\n\n")
-            if end >= 0:
-                for found in SSE_ID.finditer(unread, 0, end):
-                    deliveries.got("sse", found.group(1).decode())
-                unread = unread[end:]
-    finally:
-        writer.close()
-
-
-async def _graphql_subscriber(port: int, token: str, ready: asyncio.Event, deliveries: Deliveries,
-                              opened: list[int]) -> None:
-    async with websockets.connect(f"ws://{HOST}:{port}/graphql", subprotocols=["graphql-transport-ws"],
-                                  max_size=None, ping_interval=None) as ws:
-        await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}))
-        if json.loads(await ws.recv())["type"] != "connection_ack":
-            raise RuntimeError("GraphQL connection refused")
-        await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": SUBSCRIPTION}}))
-        opened.append(1)
-        if len(opened) == ready.total:  # type: ignore[attr-defined]
-            ready.set()
-        async for message in ws:
-            found = WS_ID.search(message if isinstance(message, str) else message.decode())
-            if found:
-                deliveries.got("graphql", found.group(1))
 
 
 async def _register(client: httpx.AsyncClient, number: int) -> str:
@@ -159,40 +97,6 @@ def _line(name: str, delays: list[float], expected: int) -> str:
             f"p99 {_percentile(delays, 0.99):7.1f} ms   max {delays[-1]:7.1f} ms")
 
 
-async def _subscribe_all(port: int, sse_tokens: list[str], graphql_tokens: list[str], conn: Connection) -> None:
-    """One subscribers' process (their reading must not slow the writers): a subscriber per token
-    given; answers the main process's questions about what arrived."""
-    deliveries, opened = Deliveries(), []
-    ready = asyncio.Event()
-    ready.total = len(sse_tokens) + len(graphql_tokens)  # type: ignore[attr-defined]
-    tasks = [asyncio.create_task(_sse_subscriber(port, token, ready, deliveries, opened)) for token in sse_tokens]
-    tasks += [asyncio.create_task(_graphql_subscriber(port, token, ready, deliveries, opened))
-              for token in graphql_tokens]
-    await asyncio.wait_for(ready.wait(), 120)
-    loop = asyncio.get_running_loop()
-    conn.send("connected")
-    while True:
-        command, argument = await loop.run_in_executor(None, conn.recv)
-        if command == "count":      # deliveries of one post
-            conn.send(len(deliveries.received.get(argument, [])))
-        elif command == "total":
-            conn.send(sum(len(v) for v in deliveries.received.values()))
-        elif command == "clear":
-            deliveries.received.clear()
-            conn.send(True)
-        elif command == "report":
-            conn.send(deliveries.received)
-        else:
-            break
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _subscribers_process(port: int, sse_tokens: list[str], graphql_tokens: list[str], conn: Connection) -> None:
-    asyncio.run(_subscribe_all(port, sse_tokens, graphql_tokens, conn))
-
-
 class _Subscribers:
     """The subscribers, spread over `--clients` processes (subscriber n in process n mod clients),
     and asked together."""
@@ -206,7 +110,7 @@ class _Subscribers:
             sse = [tokens[n % len(tokens)] for n in range(number, args.sse, clients)]
             graphql = [tokens[n % len(tokens)] for n in range(number, args.graphql, clients)]
             self.pipes.append(ours)
-            self.processes.append(multiprocessing.Process(target=_subscribers_process,
+            self.processes.append(multiprocessing.Process(target=listen,
                                                           args=(port, sse, graphql, theirs)))
 
     @property
