@@ -6,11 +6,12 @@ process while writes run at a steady rate.
 
 Reports the delay from a write's acknowledgement (the 201 reaching the writer) to its delivery
 to each subscriber (p50, p99, max), the server's memory per subscriber (RSS before and after they
-connect), and the write throughput of closed-loop writers without and with the subscribers.
-The subscribers run in a process of their own (their reading would slow the writers' loop; `--clients N`
-spreads them over N), and times come from the monotonic clock, which all processes share. The CPU
-the server and the subscribers' side used during the steady writes is printed with the delays: when
-the subscribers' side is near a whole core, the delays measure the client, not the service. A measurement, not a test.
+connect), and the write throughput of closed-loop writers without and with the subscribers (and
+whether every write of that burst reached every subscriber). The subscribers run in a process of their
+own (raw sockets read by one epoll loop, bench/live_subscribers.py; `--clients N` spreads them over N),
+and times come from the monotonic clock, which all processes share. The CPU the server, the writers and
+the subscribers' side used is printed beside the figures: on a small machine what the load generator
+takes, the server does not get. A measurement, not a test.
 """
 import argparse
 import asyncio
