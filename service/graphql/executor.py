@@ -249,7 +249,8 @@ class GraphQLEndpoint:
         if direct is not None:
             result = direct
         else:
-            context.budget = Budget(self.app.settings.max_response_bytes, copies=False)  # a direct try may have spent
+            if prepared.direct is not None:  # a direct try that gave up may have spent some of the budget
+                context.budget = Budget(self.app.settings.max_response_bytes, copies=False)
             executed = execute(self.schema, document, variable_values=variables, operation_name=operation_name,
                                context_value={"context": context, PLANS: prepared.plans},
                                executor_class=PlainFieldExecutor)

@@ -29,14 +29,14 @@ Plan = tuple[tuple[str, str, Any, bool, type | None], ...]
 
 
 def _plain_plan(parent_type: GraphQLObjectType, grouped_field_set: Any) -> Plan | None:
-    """How to read each selected field straight from a dict, or None when one of them is not plain
-    (its own resolver or arguments, a non-scalar type, `__typename`)."""
+    """`plain_plan` of graphql-core's grouped field set."""
     return plain_plan(parent_type, ((response_name, details[0].node)
                                     for response_name, details in grouped_field_set.items()))
 
 
 def plain_plan(parent_type: GraphQLObjectType, selected: Iterable[tuple[str, FieldNode]]) -> Plan | None:
-    """`_plain_plan` of (response name, field node) pairs."""
+    """How to read each selected field (response name, field node) straight from a dict, or None when one
+    of them is not plain (its own resolver or arguments, a non-scalar type, `__typename`)."""
     plan = []
     for response_name, node in selected:
         name = node.name.value
