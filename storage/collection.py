@@ -71,8 +71,22 @@ class Collection(Writes):
         query = await self._query(where)
         if query is None:
             return []
+        if fields and all(name == "id" for name, _ in sort or ()) and not (await self._server()).projects_in_find:
+            return await self._projected(query, sort, skip, limit, fields)
         cursor = self._cursor(query, sort, skip, limit, fields)
         return [to_plain(document) for document in await cursor.to_list(length=None)]
+
+    async def _projected(self, query: dict[str, Any], sort: Sort | None, skip: int, limit: int,
+                         fields: tuple[str, ...]) -> list[dict]:
+        """A find of `fields` in `_id` order as an aggregate, whose `$project` the embedded server reads
+        in SQL (see `IndexSupport.projects_in_find`)."""
+        stages: list[dict[str, Any]] = [{"$match": await self._matched(query)}] if query else []
+        stages += [{"$sort": dict(_mongo_sort(sort))}] if sort else []
+        stages += [{"$skip": skip}] if skip else []
+        stages += [{"$limit": limit}] if limit else []
+        stages.append({"$project": dict.fromkeys(_mongo_names(fields), 1)})
+        found = await self._col.aggregate(stages).to_list(length=None)
+        return [to_plain(document) for document in found]
 
     def _cursor(self, query: dict[str, Any], sort: Sort | None, skip: int, limit: int,
                 fields: tuple[str, ...] = ()) -> Any:

@@ -24,3 +24,9 @@ NO_OBJECT_ID_IN_AGGREGATE = ("the embedded server's aggregate cannot bind an Obj
 # The demo's post titles are `searchable(text=True)`: MongoDB's shapes search them by word (`$text`).
 SUBSTRING_SEARCH = ("the demo's post titles are searchable(text=True), so MongoDB's shapes search them by word "
                     "($text), not by substring (tests/http/test_text_search.py)")
+
+
+def keys_read(collection: str) -> tuple[str, str]:
+    """The command that reads a page's keys alone: the embedded server is sent an aggregate, whose
+    `$project` it reads in SQL (a find's projection it applies to each record it loads whole)."""
+    return ("aggregate" if EMBEDDED_SHAPES else "find", collection)

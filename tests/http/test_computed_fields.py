@@ -51,3 +51,20 @@ async def test_one_query_per_page_whatever_its_length(computed_posts, api, comma
     assert await reads(2) == await reads(6) == await reads(15) == [("find", "posts"), ("aggregate", "comments")]
     page = (await api.get(f"{PREFIX}/posts?perPage=6&sort=created_at", token=ann["token"])).json["data"]
     assert [p["attributes"]["comment_count"] for p in page] == [0, 1, 2, 0, 1, 2]
+
+
+async def test_a_single_records_count_by_is_a_count_not_a_group(computed_posts, api, commands, ann):
+    # The embedded server groups by loading every matched record (its bodies too); a count of one
+    # value it reads from an index.
+    post = await _post(api, ann["token"], "Counted", comments=2)
+    await _post(api, ann["token"], "Other", comments=1)
+    commands.reset()
+    shown = await api.get(f"{PREFIX}/posts/{post}", token=ann["token"])
+    assert shown.json["data"]["attributes"]["comment_count"] == 2
+    pipelines = [c["pipeline"] for c in commands.sent if c.get("aggregate") == "comments"]
+    assert [[list(stage) for stage in pipeline] for pipeline in pipelines] == [[["$match"], ["$count"]]]
+    assert pipelines[0][0]["$match"]["post_id"] == post
+    commands.reset()
+    listed = await api.get(f"{PREFIX}/posts?perPage=2&count=none", token=ann["token"])
+    assert sorted(p["attributes"]["comment_count"] for p in listed.json["data"]) == [1, 2]
+    assert [list(c["pipeline"][1]) for c in commands.sent if c.get("aggregate") == "comments"] == [["$group"]]
