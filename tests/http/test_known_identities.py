@@ -105,7 +105,9 @@ async def test_a_failing_change_stream_makes_the_process_forget_who_tokens_are(t
     # A stream that fails may come back past changes it never delivered (a revocation): what the process
     # remembers is then no longer trusted.
     server = EmbeddedServer(tmp_path / "db").start()
-    database = connect(server.uri, "identities", profile=STORAGE_PROFILE, timeout_ms=300)
+    # Long enough for the writes before the stop on a busy machine (300 ms ran out there), short enough
+    # for the stream to give up soon after the server goes.
+    database = connect(server.uri, "identities", profile=STORAGE_PROFILE, timeout_ms=2000)
     app = Restify(Settings(config, app_dir=ROOT), registry, database)
     stop = asyncio.Event()
     task = asyncio.ensure_future(auth.follow_identities(app, stop))
