@@ -35,7 +35,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
              "reset_ttl": 60, "resets_per_account": 3, "resets_per_address": 20, "resends_per_account": 6,
              "mail_window_seconds": 3600, "reset_url": "", "verify_email": False, "require_verified": False,
              "verify_ttl": 60, "signing_secret": "",
-             "hash_threads": 2, "hash_queue": 64, "identity_cache_size": 10_000, "identity_ttl": 1},
+             "hash_threads": None, "hash_queue": 64, "identity_cache_size": 10_000, "identity_ttl": 1},
     "mail": {"url": "log", "from": "Restify <noreply@localhost>", "starttls": "auto", "timeout": 10,
              "retry_seconds": 5, "give_up_after_seconds": 86_400, "poll_seconds": 5, "lease_seconds": 30},
     "webhooks": {"timeout_seconds": 10, "retry_seconds": 2, "retry_for": 86_400, "poll_seconds": 1,
@@ -134,7 +134,8 @@ MEANINGS: dict[str, str] = {
     "auth.registrations_per_address": "registrations per client address per window, every attempt counted; "
                                       "then 429 (0: off)",
     "auth.registration_window_seconds": "the length of the registration throttle's window",
-    "auth.hash_threads": "threads of the password hashing lane",
+    "auth.hash_threads": "threads of the password hashing lane (null: half the CPU cores, at least 1, so that "
+                         "a burst of logins leaves the other half to every other request)",
     "auth.hash_queue": "hashing jobs that may wait beyond those threads; past them a 429",
     "auth.reset_ttl": "minutes a password reset token is valid",
     "auth.resets_per_account": "`forgot-password` requests per email address per `auth.mail_window_seconds`, "

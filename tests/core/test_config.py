@@ -102,9 +102,9 @@ def test_a_setting_left_empty_takes_its_default(raw, expected):
 
 
 def test_the_hashing_lane_and_the_registration_window_take_the_defaults_of_the_settings_module():
-    """Two fallbacks used to disagree with DEFAULTS: 1 thread instead of 2, a 60 s window instead of 3600."""
+    """Two fallbacks used to disagree with DEFAULTS: a queue of its own, a 60 s window instead of 3600."""
     settings = Settings({"auth": {"hash_threads": 0, "hash_queue": None, "registration_window_seconds": 0}})
-    assert settings.positive("auth", "hash_threads") == 2 and settings.number("auth", "hash_queue") == 64
+    assert settings.cap("auth", "hash_threads") is None and settings.number("auth", "hash_queue") == 64
     assert settings.positive("auth", "registration_window_seconds") == 3600
 
 
@@ -118,3 +118,12 @@ def test_no_module_keeps_a_default_of_its_own_for_a_setting():
     found = {str(path.relative_to(service.parent)) for path in service.rglob("*.py")
              if own_default.search(path.read_text())}
     assert found == set()
+
+
+def test_the_hashing_lane_takes_half_the_cores_unless_told():
+    """A hash slows what runs beside it whatever its priority (a core's sibling, the 64 MiB it sweeps):
+    by default a burst of logins leaves half the cores to every other request."""
+    from service.core.kernel.machine import cores
+    from service.core.kernel.passwords import Passwords
+    assert Passwords(time_cost=1, memory_kib=8).threads == max(1, cores() // 2)
+    assert Passwords(time_cost=1, memory_kib=8, threads=3).threads == 3

@@ -55,7 +55,7 @@ def logins(api, count: int, email=lambda n: f"nobody{n}@example.com") -> list[as
 class TestRealCost:
     @pytest.fixture
     def config(self, config):
-        config["auth"].update({**REAL_COST, **UNLIMITED})
+        config["auth"].update({**REAL_COST, **UNLIMITED, "hash_threads": 2})
         return config
 
     async def test_file_downloads_answer_before_the_password_checks_queued_ahead_of_them(self, api, wide, restify):

@@ -26,7 +26,7 @@ class Restify:
         self.passwords = Passwords(
             time_cost=int(settings.get("auth", "argon2_time_cost")),
             memory_kib=int(settings.get("auth", "argon2_memory_kib")),
-            threads=int(settings.positive("auth", "hash_threads")),
+            threads=settings.cap("auth", "hash_threads"),
             queue=int(settings.number("auth", "hash_queue")),
         )
         # The registries whose unique indexes exist; shared by every pinned view of this application.

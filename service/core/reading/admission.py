@@ -38,7 +38,6 @@ each few milliseconds for nothing. A plain query never waits and is never refuse
 """
 import asyncio
 import math
-import os
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -47,6 +46,7 @@ from typing import TYPE_CHECKING
 
 from service.core.declarations import Context, Field
 from service.core.kernel import COMPOUNDS, CONDITIONS, Busy, leaves, relation_conditions
+from service.core.kernel.machine import cores
 from service.core.reading.query import IndexQuery, ranked, text_search
 
 if TYPE_CHECKING:
@@ -88,13 +88,6 @@ def owner(context: Context) -> str:
     if context.user is not None:
         return f"user:{context.user.id}"
     return f"guest:{context.extras.get('address') or context.door}"
-
-
-def cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except AttributeError:  # pragma: no cover - platforms without affinity
-        return os.cpu_count() or 1
 
 
 class Admission:
