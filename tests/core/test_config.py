@@ -123,7 +123,6 @@ def test_no_module_keeps_a_default_of_its_own_for_a_setting():
 def test_the_hashing_lane_takes_half_the_cores_unless_told():
     """A hash slows what runs beside it whatever its priority (a core's sibling, the 64 MiB it sweeps):
     by default a burst of logins leaves half the cores to every other request."""
-    from service.core.kernel.machine import cores
-    from service.core.kernel.passwords import Passwords
+    from service.core.kernel import Passwords, cores
     assert Passwords(time_cost=1, memory_kib=8).threads == max(1, cores() // 2)
     assert Passwords(time_cost=1, memory_kib=8, threads=3).threads == 3

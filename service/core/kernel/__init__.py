@@ -13,6 +13,7 @@ from service.core.kernel.naming import RESERVED, attribute_label, collection_nam
 from service.core.kernel.operators import (BY_OBJECT_NAME, CONDITIONS, EXACT, FLAG, LIST, NAME, NEGATED, OPERATORS,
                                            Arity, Operator, choices, for_type, query_text, refuse, refuse_field,
                                            refuse_null, refuse_operator, refuse_shape)
+from service.core.kernel.machine import cores
 from service.core.kernel.passwords import Passwords
 
 __all__ = [
@@ -21,7 +22,7 @@ __all__ = [
     "EmailNotVerified", "Forbidden", "LIST", "LiveUnavailable", "MissingAbility", "NAME", "NEGATED", "NotAnApplication",
     "NotFound", "OAuthError", "OPERATORS", "Operator", "Passwords", "PreconditionFailed", "RESERVED",
     "ResponseTooLarge", "ServiceUnavailable",
-    "TooManyRequests", "Unauthenticated", "ValidationFailed", "attribute_label", "choices", "collection_name",
+    "TooManyRequests", "Unauthenticated", "ValidationFailed", "attribute_label", "choices", "collection_name", "cores",
     "for_type", "query_text", "refuse", "refuse_field", "refuse_null", "refuse_operator", "refuse_shape", "satisfies",
     "snake"
 ]

@@ -45,8 +45,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from service.core.declarations import Context, Field
-from service.core.kernel import COMPOUNDS, CONDITIONS, Busy, leaves, relation_conditions
-from service.core.kernel.machine import cores
+from service.core.kernel import COMPOUNDS, CONDITIONS, Busy, cores, leaves, relation_conditions
 from service.core.reading.query import IndexQuery, ranked, text_search
 
 if TYPE_CHECKING:
