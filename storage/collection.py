@@ -5,7 +5,7 @@ from typing import Any
 
 from storage import counts
 from storage.filters import RELEVANCE, Filter, among
-from storage.grouping import GroupKey, Metric, Row, group_pipeline, grouped_rows
+from storage.grouping import GroupKey, Metric, Row, group_pipeline, grouped_rows, pinned_group
 from storage.guard import unavailable_as_error
 from storage.id_pages import IdBound, all_beyond, bounded, id_bound, without_position
 from storage.ids import ids_as_text, to_plain
@@ -180,6 +180,10 @@ class Collection(Writes):
     async def group(self, where: Filter, keys: Sequence[GroupKey], metrics: Sequence[Metric], most: int) -> list[Row]:
         """The groups of the records `where` matches (storage/grouping.py): more than `most` of them
         when there are more, so the caller can tell."""
+        pinned = pinned_group(where.equals, keys, metrics)
+        if pinned is not None:
+            found = await self._count(where)
+            return [(pinned, {metric.label: found for metric in metrics})] if found else []
         query = await self._query(where)
         if query is None:
             return []

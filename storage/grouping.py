@@ -25,7 +25,7 @@ Python for every record): a plain key, `$substrBytes`, `$sum`, `$avg`, `$min`, `
 `$concat`, `$ifNull`, `$cond` about 3-5 s (so `$substr`, which it reads in Python, is not sent, and
 several keys, which need `$concat`, cost that much there; MongoDB reads them all from its own engine).
 """
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
@@ -100,6 +100,17 @@ def group_pipeline(query: dict[str, Any], keys: Sequence[GroupKey], metrics: Seq
     read = most * 7 if folded else most
     stages: list[dict[str, Any]] = [{"$match": query}] if query else []
     return [*stages, {"$group": {"_id": _joined(keys), **_accumulators(metrics, folded)}}, {"$limit": read + 1}]
+
+
+def pinned_group(equals: Mapping[str, Any], keys: Sequence[GroupKey], metrics: Sequence[Metric]) -> tuple[Any] | None:
+    """The key of the only group there can be, when the filter fixes the one plain key (`equals`) and
+    every metric is a count: that group is a count of the filter. The embedded server answers a `$group`
+    by loading every matched record, a count of an indexed equality from the index (6.7 -> 1.1 ms over 40
+    records of 65,000 characters)."""
+    if len(keys) == 1 and keys[0].unit is None and keys[0].name in equals \
+            and all(metric.operation == "count" for metric in metrics):
+        return (equals[keys[0].name],)
+    return None
 
 
 def _split(raw: Any, keys: Sequence[GroupKey]) -> tuple[Any, ...]:

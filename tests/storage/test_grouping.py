@@ -103,3 +103,17 @@ def test_a_group_among_values_of_a_key_counts_alike_for_one_value_and_many(io_lo
     assert grouped(io_loop, rows, [GroupKey("user")], where=among("user", values)) == expected
     match = next(c for c in commands.sent if c.get("aggregate") == "rows")["pipeline"][0]["$match"]
     assert match == ({"user": "a"} if len(values) == 1 else {"user": {"$in": ["a", "b"]}})
+
+
+@pytest.mark.parametrize("user, expected", [("a", {("a",): {"count": 2}}), ("nobody", {})])
+def test_a_count_of_the_one_group_a_filter_fixes_is_a_count(io_loop, rows, commands, user, expected):
+    # The embedded server answers a $group by loading every matched record; a count of an equality it
+    # reads from an index. Any other metric still needs the group.
+    commands.reset()
+    assert grouped(io_loop, rows, [GroupKey("user")], where=Filter(equals={"user": user})) == expected
+    pipelines = [c["pipeline"] for c in commands.sent if c.get("aggregate") == "rows"]
+    assert [[next(iter(stage)) for stage in pipeline] for pipeline in pipelines] == [["$match", "$count"]]
+    commands.reset()
+    summed = grouped(io_loop, rows, [GroupKey("user")], EVERY, where=Filter(equals={"user": "a"}))
+    assert summed[("a",)]["count"] == 2 and summed[("a",)]["sum_views"] == 8
+    assert [c["pipeline"][1] for c in commands.sent if c.get("aggregate") == "rows"][0].keys() == {"$group"}
