@@ -146,3 +146,16 @@ async def test_on_a_server_with_transactions_a_bulk_write_runs_in_one_and_writes
     assert deleted.status == 204
     assert [d["name"] for d in await everything(db, "tags")] == ["c"]
     assert "bulk_journal" not in await db._db.list_collection_names()
+
+
+async def test_a_bulk_write_of_one_item_is_that_records_write_alone(api, db, ann, commands):
+    """One record's write is whole by itself: no journal entry around it (two writes more on every call)."""
+    stored = await api.post(f"{PREFIX}/tags/bulk", [{"name": "a"}], token=ann["token"])
+    a = stored.json["data"][0]["id"]
+    updated = await api.post(f"{PREFIX}/tags/bulk/update", [{"id": a, "name": "b"}], token=ann["token"])
+    taken = await api.post(f"{PREFIX}/tags/bulk", [{"name": "b"}], token=ann["token"])
+    deleted = await api.request("DELETE", f"{PREFIX}/tags/bulk/delete", [a], token=ann["token"])
+    assert [stored.status, updated.status, taken.status, deleted.status] == [201, 200, 422, 204]
+    assert taken.json == {**TAKEN, "errors": {"0.name": TAKEN["errors"]["2.name"]}}
+    assert [name for name, collection in commands.commands if collection == JOURNAL] == []
+    assert await everything(db, "tags") == []

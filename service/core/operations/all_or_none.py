@@ -52,8 +52,12 @@ async def whole(app: Restify, resource: Resource, action: str, steps: Sequence[S
                  write: Callable[[T, str | None], Awaitable[R]]) -> list[R]:
     """`write` for each item (`steps[i]` says how item i's record comes back), all or none: in one
     transaction where the server has them, else under a journal entry, taken back when a write
-    fails. `write` gets the entry's id (None in a transaction)."""
+    fails. `write` gets the entry's id (None in a transaction, and for a single item).
+    A single item is one record's write, whole by itself as any single write is: it needs neither
+    (a journal entry would add two writes to the one it guards)."""
     db = app.db
+    if len(items) == 1:
+        return await _in_order(items, lambda item: write(item, None))
     if await db.transactions():
         return await db.in_transaction(lambda: _in_order(items, lambda item: write(item, None)))
     journal = db.journal()
