@@ -17,6 +17,7 @@ from storage.writes import Writes
 
 Sort = list[tuple[str, int]]
 FIRST_BATCH = 10_000
+COUNT_THROUGH = 200  # records of one key value a count reads the ids of, on the embedded server
 
 
 def _mongo_sort(sort: Sort) -> list[tuple[str, Any]]:
@@ -142,32 +143,55 @@ class Collection(Writes):
             self._support = await (self._ask_support() if self._ask_support else index_support(self._col.database))
         return self._support
 
-    async def count(self, where: Filter, keep_for: float = 0.0) -> int:
+    async def count(self, where: Filter, keep_for: float = 0.0, indexed: str | None = None) -> int:
         """How many documents `where` matches. `keep_for` > 0: the count may be one made at most that many
-        seconds ago, while this process wrote nothing to the collection since (storage/counts.py)."""
+        seconds ago, while this process wrote nothing to the collection since (storage/counts.py).
+        `indexed`: a field with an index that `where.equals` fixes to one value, as a relation key (see
+        `_count_through`)."""
         if keep_for <= 0:
-            return await self._count(where)
+            return await self._count(where, indexed)
         key = repr(where)
         found = counts.kept(self._col, key)
         if found is None:
             counted_at = counts.generation(self._col)
-            found = await self._count(where)
+            found = await self._count(where, indexed)
             counts.keep(self._col, key, counted_at, found, keep_for)
         return found
 
     @unavailable_as_error
-    async def _count(self, where: Filter) -> int:
+    async def _count(self, where: Filter, indexed: str | None = None) -> int:
         parts = await self._search_parts(where)
         if parts is not None:  # disjoint, so the counts add up (storage/search_parts.py)
-            return sum([await self._count(part) for part in parts])
+            return sum([await self._count(part, indexed) for part in parts])
         query = await self._query(where)
         if query is None:
             return 0
         if not query:
             return await self._col.estimated_document_count()
+        if indexed is not None and not (await self._server()).counts_through_indexes:
+            found = await self._count_through(query, indexed)
+            if found is not None:
+                return found
         # $match + $count: count_documents' $group pipeline is slow on the embedded server.
         rows = await self._col.aggregate([{"$match": await self._matched(query)}, {"$count": "n"}]).to_list(length=1)
         return rows[0]["n"] if rows else 0
+
+    async def _count_through(self, query: dict[str, Any], indexed: str) -> int | None:
+        """The embedded server counts an equality beside other conditions by testing every document
+        (the equality's SQL also matches arrays, which keeps the index out: 24 ms at 5,000 records, 52
+        at 20,000), while its find reads the equality's index (6 ms for 50 records, at either size). So
+        the equality alone is counted (from the index), and when it leaves at most COUNT_THROUGH
+        records, the ids of those the whole query matches are read and counted. None: count as usual
+        (the key is not fixed beside other conditions, or fixes too many records)."""
+        value = query.get(indexed)
+        if len(query) < 2 or value is None or isinstance(value, dict):
+            return None
+        alone = await self._col.aggregate([{"$match": await self._matched({indexed: value})},
+                                           {"$count": "n"}]).to_list(length=1)
+        many = alone[0]["n"] if alone else 0
+        if not many or many > COUNT_THROUGH:
+            return None if many else 0
+        return len(await self._col.find(query, {"_id": 1}).batch_size(COUNT_THROUGH + 1).to_list(length=None))
 
     async def _matched(self, query: dict[str, Any]) -> dict[str, Any]:
         """`query` as an aggregate's `$match` is sent it."""

@@ -66,6 +66,9 @@ class IndexSupport:
     # dropped); an aggregate's `$project` the embedded server reads in SQL, 2-3x faster on large
     # records. So a read of a few fields in `_id` order is sent as an aggregate there.
     projects_in_find: bool = True
+    # A count of an equality on an indexed field beside other conditions reads that index. The
+    # embedded server's count tests every document; its find reads the index (Collection._count_through).
+    counts_through_indexes: bool = True
 
     def sending(self, shapes: "IndexSupport") -> "IndexSupport":
         """This server, sent the query shapes of `shapes`; the indexes it accepts and how it lists
@@ -80,7 +83,8 @@ class IndexSupport:
 MONGODB = IndexSupport("MongoDB", id_in_compound=True, reports_direction=True, keeps_names=True)
 EMBEDDED = IndexSupport("nx-27017 (embedded)", id_in_compound=False, reports_direction=False, keeps_names=False,
                         id_ranges_indexed=False, aggregate_binds_ids=False, or_indexed=False,
-                        substrings_in_sql=True, text_search=False, projects_in_find=False)
+                        substrings_in_sql=True, text_search=False, projects_in_find=False,
+                        counts_through_indexes=False)
 
 
 def _to_mongo(keys: Keys) -> list[tuple[str, int | str]]:

@@ -8,7 +8,7 @@ from service.core.declarations.registry import load_app
 from service.core.kernel.errors import DeclarationError
 from tests.http.test_index_queries import bad_request, seed, seed_post
 from tests.policy_rules import rules  # noqa: F401  (a fixture)
-from tests.servers import EMBEDDED_SHAPES
+from tests.servers import EMBEDDED_SHAPES, SUBSTRING_SEARCH
 
 POSTS = "/api/restify/posts"
 MISSING_USER = "0123456789abcdef01234567"
@@ -163,3 +163,16 @@ def test_a_relation_field_that_is_unknown_or_hidden_fails_at_start_up(app_copy, 
         sys.path.remove(str(app_copy.resolve()))
         for name in [m for m in sys.modules if m == "repositories" or m.startswith("repositories.")]:
             del sys.modules[name]
+
+
+@pytest.mark.embedded_shapes(SUBSTRING_SEARCH)
+async def test_a_relation_sort_counts_each_authors_matches_through_the_authors_key(api, ann, posts, commands):
+    """Each author's posts that match the search are counted on the way to the page. The embedded server
+    would test every post for such a count; it reads the author's ids through the `user_id` index
+    (tests/storage/test_count_through.py: the same counts on MongoDB's shapes)."""
+    commands.reset()
+    titles, meta = await page(api, ann["token"], "sort=user.name&search=1&perPage=2&page=2")
+    assert (titles, meta["total"]) == (["z1", "o1"], 5)
+    counts_beside_a_search = [c for c in commands.sent if c.get("aggregate") == "posts"
+                              and {"user_id", "title"} <= set(c["pipeline"][0].get("$match", {}))]
+    assert counts_beside_a_search == []

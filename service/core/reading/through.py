@@ -118,8 +118,9 @@ async def _window(collection: Any, where: Filter, key: str, parent_ids: list[str
     while start < len(parent_ids) and seen < end:
         chunk = parent_ids[start:start + batch]
         # One count per parent, sent together: an equality count is cheap on every server (the
-        # embedded one reads a `$group` or an `$in` inside `$match` in Python, over the whole collection).
-        counts = await asyncio.gather(*(collection.count(_of_parent(where, key, p)) for p in chunk))
+        # embedded one reads a `$group` or an `$in` inside `$match` in Python, over the whole collection),
+        # and reads the relation key's index beside a search too (`indexed`).
+        counts = await asyncio.gather(*(collection.count(_of_parent(where, key, p), indexed=key) for p in chunk))
         for parent_id, count in zip(chunk, counts, strict=True):
             first = max(skip - seen, 0)
             taken = min(count, end - seen) - first
