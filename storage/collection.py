@@ -146,7 +146,8 @@ class Collection(Writes):
     async def count(self, where: Filter, keep_for: float = 0.0, indexed: str | None = None) -> int:
         """How many documents `where` matches. `keep_for` > 0: the count may be one made at most that many
         seconds ago, while this process wrote nothing to the collection since (storage/counts.py).
-        `indexed`: a field with an index that `where.equals` fixes to one value, as a relation key (see
+        `indexed`: a field with an index and one value per record (not an array: the embedded server's
+        find misses arrays through an index), that `where.equals` fixes, as a BelongsTo key (see
         `_count_through`)."""
         if keep_for <= 0:
             return await self._count(where, indexed)
