@@ -173,6 +173,9 @@ class Collection(Writes):
             found = await self._count_through(query, indexed)
             if found is not None:
                 return found
+        return await self._counted(query)
+
+    async def _counted(self, query: dict[str, Any]) -> int:
         # $match + $count: count_documents' $group pipeline is slow on the embedded server.
         rows = await self._col.aggregate([{"$match": await self._matched(query)}, {"$count": "n"}]).to_list(length=1)
         return rows[0]["n"] if rows else 0
@@ -187,9 +190,7 @@ class Collection(Writes):
         value = query.get(indexed)
         if len(query) < 2 or value is None or isinstance(value, dict):
             return None
-        alone = await self._col.aggregate([{"$match": await self._matched({indexed: value})},
-                                           {"$count": "n"}]).to_list(length=1)
-        many = alone[0]["n"] if alone else 0
+        many = await self._counted({indexed: value})
         if not many or many > COUNT_THROUGH:
             return None if many else 0
         return len(await self._col.find(query, {"_id": 1}).batch_size(COUNT_THROUGH + 1).to_list(length=None))
