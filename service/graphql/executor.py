@@ -17,7 +17,7 @@ from typing import Any
 
 from graphql import (
     DocumentNode, ExecutionResult, GraphQLError, GraphQLObjectType, GraphQLSchema, OperationType, TokenKind,
-    build_schema, execute, get_operation_ast, parse, print_schema,
+    execute, get_operation_ast, parse, print_schema,
 )
 
 from service.core.declarations.app import Restify
@@ -32,7 +32,7 @@ from service.graphql.fast import PlainFieldExecutor
 from service.graphql.generator import build_schema_objects, exposed, lower_first
 from service.graphql.limits import Measure, Size
 from service.graphql.resolvers import PLANS, RepositoryResolvers, relation_resolver
-from service.graphql.scalars import bind_scalars
+from service.graphql.sdl import schema_from_sdl
 from service.graphql.subscriptions import bind_subscriptions
 from service.graphql.validation import refusal_body, validation_errors
 
@@ -126,7 +126,7 @@ class GraphQLEndpoint:
     def _load_schema(self) -> GraphQLSchema:
         path = self.config.schema_path
         if path.is_file():
-            return bind_scalars(build_schema(path.read_text()))
+            return schema_from_sdl(path.read_text())
         # Not generated yet: built in memory.
         return build_schema_objects(self.app.registry, self.config, self.app.settings.get("auth", "user_repository"))
 

@@ -13,9 +13,9 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from graphql import DocumentNode, GraphQLFormattedError, GraphQLSchema, build_schema, parse, validate
+from graphql import DocumentNode, GraphQLFormattedError, GraphQLSchema, parse, validate
 
-from service.graphql.scalars import bind_scalars
+from service.graphql.sdl import schema_from_sdl
 
 INLINE_TOKENS = 300
 VALIDATION_FAILED = "GRAPHQL_VALIDATION_FAILED"
@@ -39,7 +39,7 @@ def _validate_in_worker(sdl: str, query: str) -> list[dict[str, Any]]:
     schema = _schemas.get(sdl)
     if schema is None:
         _schemas.clear()
-        schema = _schemas[sdl] = bind_scalars(build_schema(sdl))
+        schema = _schemas[sdl] = schema_from_sdl(sdl)
     return _errors(schema, parse(query))  # parsed within the limits by the server already
 
 
