@@ -1,10 +1,10 @@
 """A schema built from its text, the text parsed and checked once per process.
 
 Every app built in a process (each worker's, each regeneration's, and each test's) builds its schema
-from the generated SDL, and parsing and checking that text were most of building it (about 30 of
-37 ms for the demo's). The parsed document is not changed by building a schema from it, so the text's
-document is kept; the schema itself is built anew each time, since an app binds its own resolvers
-to it.
+from the generated SDL, and parsing and checking that text were more than half of building it (the
+demo's took about 40 ms, 15-20 without them). Building a schema does not change the parsed document,
+so the text's document is kept; the schema itself is built anew each time, since an app binds its own
+resolvers to it.
 """
 from functools import lru_cache
 
