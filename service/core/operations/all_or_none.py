@@ -56,10 +56,14 @@ async def whole(app: Restify, resource: Resource, action: str, steps: Sequence[S
     A single item is one record's write, whole by itself as any single write is: it needs neither
     (a journal entry would add two writes to the one it guards)."""
     db = app.db
+
+    def unjournaled() -> Awaitable[list[R]]:
+        return _in_order(items, lambda item: write(item, None))
+
     if len(items) == 1:
-        return await _in_order(items, lambda item: write(item, None))
+        return await unjournaled()
     if await db.transactions():
-        return await db.in_transaction(lambda: _in_order(items, lambda item: write(item, None)))
+        return await db.in_transaction(unjournaled)
     journal = db.journal()
     entry = await journal.begin(resource.collection, action, steps)
     deadline = time.monotonic() + recover_after(app) / 2
