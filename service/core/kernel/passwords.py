@@ -12,12 +12,21 @@ them idle, so it slows the logins, not every other request. A lower priority doe
 from slowing what runs beside it on a core's sibling or through the memory it sweeps (64 MiB each),
 so by default the lane leaves half the cores to the rest: on two cores, a login storm's hashes moved
 plain reads' p99 under the hostile benchmark's mix about 12% less with one thread than with two.
+
+A password check for an account that does not exist must take as long as one that does, or the time
+of the answer tells which addresses have accounts. It need not cost as much: it takes its place in
+the lane like any check and holds it for as long as a real check took, one drawn from the latest
+(`SAMPLES`), without hashing. One in `REFRESH` of them is computed for real, so the times drawn keep
+up with the machine's load even when no real account is being tried. A storm of guesses at unknown
+addresses then waits in the lane as before, and leaves the cores to everyone else.
 """
 import asyncio
 import math
 import os
+import secrets
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -31,6 +40,8 @@ from service.core.kernel.machine import cores
 T = TypeVar("T")
 
 HASH_NICENESS = 10  # added to the process's niceness for the lane's threads
+SAMPLES = 32  # the latest real checks' times, which a check for an unknown account takes one of
+REFRESH = 4   # one in this many checks for an unknown account is computed, to keep SAMPLES current
 
 
 def _lower_priority() -> None:
@@ -54,6 +65,8 @@ class Passwords:
         started = time.perf_counter()
         self._dummy = self._hasher.hash("a password nobody has")
         self._seconds = time.perf_counter() - started  # recent cost of one hash, for Retry-After
+        self._checks: deque[float] = deque(maxlen=SAMPLES)  # how long the latest real checks took
+        self._unknown = 0  # checks for unknown accounts so far
 
     @property
     def threads(self) -> int:
@@ -64,29 +77,43 @@ class Passwords:
     def in_lane(self) -> int:
         return self._in_lane
 
-    async def _run(self, work: Callable[..., T], *args: object) -> T:
+    async def _run(self, work: Callable[..., T], *args: object) -> tuple[T, float]:
+        """`work(*args)` on the lane, and how long it took there (not counting its wait in the queue)."""
         if self._in_lane >= self._capacity:
             wait = math.ceil(self._in_lane * self._seconds / self._threads)
             raise TooManyRequests("Too many logins at once. Try again in a moment.", retry_after=max(1, wait))
         self._in_lane += 1
         try:
-            result, seconds = await asyncio.get_running_loop().run_in_executor(self._executor, _timed, work, *args)
+            return await asyncio.get_running_loop().run_in_executor(self._executor, _timed, work, *args)
         finally:
             self._in_lane -= 1
-        self._seconds = 0.8 * self._seconds + 0.2 * seconds  # the hash itself, not its wait in the queue
-        return result
+
+    def _took(self, seconds: float) -> None:
+        self._seconds = 0.8 * self._seconds + 0.2 * seconds
 
     async def hash(self, password: str) -> str:
-        return await self._run(self._hasher.hash, password)
+        hashed, seconds = await self._run(self._hasher.hash, password)
+        self._took(seconds)
+        return hashed
 
     async def verify(self, hashed: str | None, password: str) -> bool:
-        """Constant work whether or not the account exists: an unknown user still costs a hash."""
+        """Whether `password` is the one `hashed` was made from. None (no such account): False, after as
+        long in the lane as a real check takes (see the module)."""
+        if hashed is None:
+            self._unknown += 1
+            if self._checks and self._unknown % REFRESH:
+                await self._run(time.sleep, secrets.choice(self._checks))
+                return False
+
         def check() -> bool:
             try:
                 return self._hasher.verify(hashed or self._dummy, password) and hashed is not None
             except (VerificationError, InvalidHashError):
                 return False
-        return await self._run(check)
+        accepted, seconds = await self._run(check)
+        self._took(seconds)
+        self._checks.append(seconds)
+        return accepted
 
 
 def _timed(work: Callable[..., T], *args: object) -> tuple[T, float]:
