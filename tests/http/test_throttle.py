@@ -1,9 +1,11 @@
 """Login and registration throttles: each attempt is counted (one atomic increment in MongoDB)
 before the password is checked, so parallel attempts cannot pass the limit."""
 import asyncio
+import time
 
 import pytest
 
+from service.core.identity.ratelimit import REFUSAL_PAUSE
 from storage import Filter
 
 PASSWORD = "secret-pass"
@@ -34,10 +36,22 @@ async def test_attempts_under_a_blocked_key_are_refused_without_a_database_write
     for _ in range(6):
         await api.post("/api/login", {"email": user["email"], "password": "wrong"})
     commands.reset()
-    answers = [await api.post("/api/login", {"email": user["email"], "password": PASSWORD}) for _ in range(20)]
+    answers = await asyncio.gather(*(api.post("/api/login", {"email": user["email"], "password": PASSWORD})
+                                     for _ in range(20)))
     assert {a.status for a in answers} == {429}
     assert all(1 <= int(a.headers["Retry-After"]) <= 61 for a in answers)
     assert commands.commands == []  # counted once, then known here: not even the user is read
+
+
+async def test_a_client_that_asks_again_under_a_blocked_key_gets_its_refusal_after_a_pause(api):
+    # It was told to come back later: a storm of such requests is slowed to one a second a connection.
+    user = await api.register("Ann")
+    for _ in range(6):
+        await api.post("/api/login", {"email": user["email"], "password": "wrong"})
+    started = time.perf_counter()
+    answer = await api.post("/api/login", {"email": user["email"], "password": "wrong"})
+    assert answer.status == 429 and answer.json["message"].startswith("Too many")
+    assert time.perf_counter() - started >= REFUSAL_PAUSE * 0.95
 
 
 class TestSmallLimits:

@@ -5,7 +5,13 @@ judged: N parallel attempts see N distinct counts, so no more than the limit eve
 the password check. Counts live in the database, so every web process and host shares
 them. Windows are fixed (`<key>@<window start>`): at a window's edge a client may get up
 to twice the limit in quick succession, never more.
+
+An attempt under a key already over its limit is refused after a pause (`REFUSAL_PAUSE`): the
+client was told when to come back and came sooner. A storm whose clients wait for each answer then
+sends a request a second per connection instead of as fast as 429s can be written, which costs
+every other request on the process its share of the event loop.
 """
+import asyncio
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -19,6 +25,7 @@ if TYPE_CHECKING:
     from service.core.declarations import Restify
 
 COUNTERS = "throttles"
+REFUSAL_PAUSE = 1.0  # seconds an attempt under a key over its limit waits for its 429 (at most until the window ends)
 
 
 @dataclass
@@ -97,6 +104,7 @@ async def _count(app: "Restify", keys: list[tuple[str, str]], window_setting: st
                if limit is not None]  # 0 or unset: this key is not limited, and not counted
     waits = [wait for wait in (known.retry_after(key) for _, key in limited) if wait is not None]
     if waits:
+        await asyncio.sleep(min(REFUSAL_PAUSE, max(waits)))
         raise TooManyRequests(retry_after=max(waits))
     for limit, key in limited:
         hit = await _counters(app).hit(key, window)
