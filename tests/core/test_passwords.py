@@ -71,12 +71,13 @@ def _costs(passwords: Passwords, hashed: str | None, times: int) -> list[tuple[b
 def test_a_check_for_an_unknown_account_takes_as_long_as_a_real_one_without_hashing():
     passwords = Passwords(time_cost=2, memory_kib=16384, threads=1, queue=0)
     hashed = asyncio.run(passwords.hash("the real one"))
-    [(accepted, real_cpu, real_wall)] = _costs(passwords, hashed, 1)
+    [(accepted, real_cpu, _)] = _costs(passwords, hashed, 1)
     assert accepted is False and real_cpu > 0.005
     unknown = _costs(passwords, None, REFRESH - 1)
     assert [accepted for accepted, _, _ in unknown] == [False] * (REFRESH - 1)
-    # As long as the real check took (the one drawn), at a small part of its CPU.
-    assert all(wall >= real_wall * 0.99 for _, _, wall in unknown)
+    # As long as the real check took in the lane (the one drawn: at least its hashing's CPU), at a small
+    # part of that CPU.
+    assert all(wall >= real_cpu * 0.8 for _, _, wall in unknown)
     assert sum(cpu for _, cpu, _ in unknown) < real_cpu / 2
     # One in REFRESH is computed, so the times drawn follow the machine's load.
     [(accepted, refreshed_cpu, _)] = _costs(passwords, None, 1)
