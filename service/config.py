@@ -56,6 +56,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
              "pre_images": False},
     "actions": {"max_records": 10_000},
     "bulk": {"max_items": 100, "recover_after_seconds": 60},
+    "throttle": {"writes_per_minute": 300, "write_burst": 100},
     "mcp": {"allowed_hosts": ["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"],
             "allowed_origins": ["http://127.0.0.1", "http://127.0.0.1:*", "http://localhost",
                                 "http://localhost:*", "http://[::1]", "http://[::1]:*"],
@@ -237,6 +238,12 @@ MEANINGS: dict[str, str] = {
     "bulk.recover_after_seconds": "age past which an unfinished bulk write's journal entry counts as left by a "
                                   "crash and is taken back (`serve` at start, then once a minute); must exceed "
                                   "the longest bulk write ([Bulk writes](writes.md#bulk-writes))",
+    "throttle.writes_per_minute": "records each user (a guest: each client address) may write a minute in "
+                                  "each process, on average; past it a write waits up to a second, then "
+                                  "gets a 429 with `Retry-After` ([Security](security.md#writes-are-paced)); "
+                                  "0 or null: no limit",
+    "throttle.write_burst": "records a user may write at once before the pace applies (at least "
+                            "`bulk.max_items`, so a bulk of the largest size always fits)",
     "mcp.allowed_hosts": "`Host` values accepted at `/mcp` (DNS-rebinding protection; `host:*` any port); "
                          "`\"*\"` turns the Host/Origin check off",
     "mcp.allowed_origins": "`Origin` values accepted at `/mcp` (requests without `Origin` always pass)",

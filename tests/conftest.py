@@ -143,6 +143,9 @@ def restify(db, config, registry):
     for key, off in (("expensive_rest", 0), ("expensive_share", 1)):
         if key not in config.get("query", {}):
             settings.set("query", key, off)
+    # Tests write as fast as they can; the pace of writes (service/core/identity/pacing.py) has tests of its own.
+    if "writes_per_minute" not in config.get("throttle", {}):
+        settings.set("throttle", "writes_per_minute", 0)
     return Restify(settings, registry, db)
 
 

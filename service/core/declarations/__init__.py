@@ -5,7 +5,7 @@ a request and its byte budget, and the application object.
 May import: kernel (docs/architecture.md: the layers and their rules).
 """
 from service.core.declarations.abilities import EVERYTHING, READ, WRITE, ability, grants
-from service.core.declarations.app import Restify
+from service.core.declarations.app import PerApplication, Restify
 from service.core.declarations.budget import (DATA_MEMBER, RELATIONSHIPS_MEMBER, Budget, Room, budget_of, encoded_size,
                                               held_budget, own_size, relation_size)
 from service.core.declarations.constraints import PATTERN_RULES, Constraints
@@ -23,7 +23,8 @@ from service.core.declarations.webhooks import Webhook
 __all__ = [
     "Budget", "Constraints", "Context", "DATA_MEMBER", "DELETED_AT", "DESCRIBING", "Description", "EVERYTHING",
     "Field", "FieldRules", "Gate", "INT64", "MESSAGES", "Model", "PATTERN_RULES", "READ", "RELATIONSHIPS_MEMBER",
-    "Resource", "ResourceRelation", "Restify", "Room", "TIMESTAMPS", "WRITE", "Webhook", "ability", "admits", "askable",
+    "PerApplication", "Resource", "ResourceRelation", "Restify", "Room", "TIMESTAMPS", "WRITE", "Webhook", "ability",
+    "admits", "askable",
     "budget_of", "describe", "email_key", "encoded_size", "field", "grants", "held_budget", "own_size",
     "refused_field", "relation_size", "sort_keys", "iso", "to_boolean", "to_number"
 ]

@@ -6,6 +6,8 @@ import asyncio
 import copy
 import logging
 import weakref
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from service.config import Settings
 from service.core.declarations.indexes import index_plan, states, unique_plan
@@ -14,6 +16,8 @@ from service.core.kernel import NotFound, Passwords
 from storage import Collection, Database, Disk, LocalDisk, Watcher, safe_path
 
 log = logging.getLogger("restify")
+
+T = TypeVar("T")
 
 
 class Restify:
@@ -118,3 +122,18 @@ class Restify:
             if self.settings.value("live", "pre_images"):  # live feeds judge updates on the image before
                 await self.db.keep_pre_images([resource.collection for resource in registry.resources.values()])
             self._indexed.add(registry)
+
+
+class PerApplication(Generic[T]):
+    """State kept for each application, made by `make()` the first time one asks, whichever pinned view of
+    it asks (`Restify.origin`), and dropped with the application."""
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make = make
+        self._kept: "weakref.WeakKeyDictionary[Restify, T]" = weakref.WeakKeyDictionary()
+
+    def __call__(self, app: Restify) -> T:
+        found = self._kept.get(app.origin)
+        if found is None:
+            found = self._kept[app.origin] = self._make()
+        return found

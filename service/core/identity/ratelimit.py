@@ -13,11 +13,10 @@ every other request on the process its share of the event loop.
 """
 import asyncio
 import time
-import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from service.core.declarations import email_key
+from service.core.declarations import PerApplication, email_key
 from service.core.kernel import TooManyRequests
 from storage import Counters, Hit
 
@@ -71,14 +70,7 @@ class Blocked:
         self._ends.pop(key, None)
 
 
-_blocked: "weakref.WeakKeyDictionary[Restify, Blocked]" = weakref.WeakKeyDictionary()
-
-
-def blocked(app: "Restify") -> Blocked:
-    found = _blocked.get(app.origin)  # one per application, whichever pinned view asks
-    if found is None:
-        found = _blocked[app.origin] = Blocked()
-    return found
+blocked = PerApplication(Blocked)
 
 
 def _counters(app: "Restify") -> Counters:

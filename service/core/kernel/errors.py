@@ -163,8 +163,9 @@ class UriTooLong(RestifyError):
 
 class TooManyRequests(RestifyError):
     status, code, default_message = 429, "TOO_MANY_REQUESTS", "Too many attempts."
-    when = ("Too many logins for this account or this address, too many registrations from this address, or "
-            "the password hashing queue is full; retry after Retry-After seconds.")
+    when = ("Too many logins for this account or this address, too many registrations from this address, "
+            "writes past the user's pace (throttle.writes_per_minute), or the password hashing queue is full; "
+            "retry after Retry-After seconds.")
 
     def __init__(self, message: str | None = None, retry_after: int = 60) -> None:
         super().__init__(message or f"Too many attempts. Try again in {retry_after} seconds.")

@@ -112,7 +112,7 @@ async def prepare(app: Restify, name: str, key: Any, payload: Mapping[str, Any],
     app = app.pinned()
     context.action = "action"
     # The token needs `<r>:<key>` (or `<r>:write`, which covers every action; also what no key asks).
-    resource = operations.enter(app, name, context, key if isinstance(key, str) and key else WRITE)
+    resource = await operations.enter_to_write(app, name, context, key if isinstance(key, str) and key else WRITE)
     action = find(resource, context, key, on_record=id is not None)  # unknown: 404 before any read
     if id is not None:
         documents = [await operations.find(app, resource, id, context)]

@@ -147,7 +147,7 @@ async def change(app: Restify, name: str, id: str, operation: str, relation: str
     with `relationships.<relation>` (as show with `related=<relation>` answers it)."""
     app = app.pinned()
     context.action = operation
-    resource = operations.enter(app, name, context, WRITE)
+    resource = await operations.enter_to_write(app, name, context)
     tree, cap = asked_relations(app, resource, context)  # a bad parameter is a 400 before anything is written
     chosen = parse_fieldsets(app, resource, context)
     if relation in resource.relations:

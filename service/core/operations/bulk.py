@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from service.core.declarations import MESSAGES, WRITE, Context, Resource, Restify, budget_of, held_budget
+from service.core.identity import pace_writes
 from service.core.kernel import BadRequest, NotFound, ValidationFailed
 from service.core.operations.all_or_none import keyed, whole
 from service.core.operations.crud import deny, enter
@@ -147,6 +148,7 @@ async def store_bulk(app: Restify, name: str, items: Any, context: Context) -> d
     context.action = "store"
     resource = enter(app, name, context, WRITE)
     objects = _objects(_items(app, items))
+    await pace_writes(app, context, len(objects))
     _authorize(app, resource, context, "store", [None])
     await app.ready()
     fields = resource.fields(context)
@@ -164,6 +166,7 @@ async def update_bulk(app: Restify, name: str, items: Any, context: Context) -> 
     context.action = "patch"
     resource = enter(app, name, context, WRITE)
     objects = _objects(_items(app, items))
+    await pace_writes(app, context, len(objects))
     targets = _targets(objects)
     documents = await _records(app, resource, context, targets)
     _authorize(app, resource, context, "update", documents)
@@ -201,11 +204,14 @@ def _delete_items(items: list[Any]) -> list[dict[str, Any]]:
     return [item if isinstance(item, dict) else {ID: item} for item in items]
 
 
-async def _deletable(app: Restify, name: str, items: Any, context: Context) -> tuple[Resource, list[Target],
-                                                                                   list[dict[str, Any]]]:
-    """The records a bulk delete names, each visible to the user and allowed to be deleted."""
+async def _deletable(app: Restify, name: str, items: Any, context: Context,
+                     paced: bool = True) -> tuple[Resource, list[Target], list[dict[str, Any]]]:
+    """The records a bulk delete names, each visible to the user and allowed to be deleted (`paced`: after
+    the user's pace let it write them; a preview writes nothing)."""
     resource = enter(app, name, context, WRITE)
     targets = _targets(_delete_items(_items(app, items)))
+    if paced:
+        await pace_writes(app, context, len(targets))
     documents = await _records(app, resource, context, targets)
     _authorize(app, resource, context, "delete", documents)
     return resource, targets, documents
@@ -215,7 +221,7 @@ async def preview_delete(app: Restify, name: str, items: Any, context: Context) 
     """What `delete_bulk` would delete, as resource objects, checked as it checks them; nothing changes."""
     app = app.pinned()
     context.action = "delete"
-    resource, _, documents = await _deletable(app, name, items, context)
+    resource, _, documents = await _deletable(app, name, items, context, paced=False)
     spent = budget_of(app, context)
     await fill(app, resource, context, documents)
     return [serialize(app, resource, context, document, spent=spent) for document in documents]

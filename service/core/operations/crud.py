@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 from service.core.declarations import (DATA_MEMBER, READ, WRITE, Budget, Context, Resource, Restify, Room, ability,
                                        budget_of, encoded_size, held_budget, own_size)
-from service.core.identity import refuse_unverified
+from service.core.identity import pace_writes, refuse_unverified
 from service.core.kernel import Forbidden, NotFound, Unauthenticated, with_values
 from service.core.reading import (FILTER, Fieldsets, IndexQuery, Page, RelationTree, Visible, apply_fieldsets,
                                   as_parameters, asked_relations, bindable, cursor_binding, cursor_key, fill, forced,
@@ -52,11 +52,18 @@ def enter(app: Restify, name: str, context: Context, kind: str) -> Resource:
     return resource
 
 
+async def enter_to_write(app: Restify, name: str, context: Context, kind: str = WRITE) -> Resource:
+    """`enter` for a write of one record, which first waits for the user's pace (`pace_writes`)."""
+    resource = enter(app, name, context, kind)
+    await pace_writes(app, context)
+    return resource
+
+
 # Policy methods a policy may leave out, and the one that answers for them then.
 FALLBACKS = {"view_trashed": "delete", "restore": "delete", "force_delete": "delete"}
 
 
-def _authorize(app: Restify, resource: Resource, action: str, context: Context,
+def authorize(app: Restify, resource: Resource, action: str, context: Context,
                document: dict[str, Any] | None = None) -> None:
     record = resource.model(document) if document is not None else None
     gate = app.registry.policies.gate(resource.model, context.user)
@@ -65,11 +72,7 @@ def _authorize(app: Restify, resource: Resource, action: str, context: Context,
         raise deny(context)
 
 
-# The same check for the operations built beside these (soft deletes' restore).
-authorize = _authorize
-
-
-async def _find(app: Restify, resource: Resource, id: str, context: Context,
+async def find(app: Restify, resource: Resource, id: str, context: Context,
                 trashed: str = "without") -> dict[str, Any]:
     """The record, if `context.user` may see it (`visibility`): outside the scope, or refused by
     `show`, it is as missing as an id that never existed, so ids cannot be probed. A trashed one
@@ -78,10 +81,6 @@ async def _find(app: Restify, resource: Resource, id: str, context: Context,
     if document is None:
         raise NotFound()
     return document
-
-
-# The same record lookup for the operations built beside these (bulk, attaching, actions, getters).
-find = _find
 
 
 async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
@@ -251,7 +250,7 @@ async def show(app: Restify, name: str, id: str, context: Context) -> dict[str, 
     resource = enter(app, name, context, READ)
     asked = asked_relations(app, resource, context)
     chosen = parse_fieldsets(app, resource, context)
-    document = await _find(app, resource, id, context, trashed_asked(context.params))
+    document = await find(app, resource, id, context, trashed_asked(context.params))
     with held_budget(app, context) as spent:
         data = await with_relations(app, resource, context, document, asked, chosen)
         spent.charge(DATA_MEMBER)
@@ -263,8 +262,8 @@ async def store(app: Restify, name: str, payload: dict[str, Any], context: Conte
                 files: dict[str, Upload] | None = None) -> dict[str, Any]:
     app = app.pinned()
     context.action = "store"
-    resource = enter(app, name, context, WRITE)
-    _authorize(app, resource, "store", context)
+    resource = await enter_to_write(app, name, context)
+    authorize(app, resource, "store", context)
     await app.ready()
     written = await write(Write(app, resource, resource.fields(context), context, payload, files=files))
     return {"data": written.data}
@@ -276,9 +275,9 @@ async def update(app: Restify, name: str, id: str, payload: dict[str, Any], cont
     """`versions`: the record's versions the client accepts (If-Match, `version`); None: any."""
     app = app.pinned()
     context.action = "patch" if partial else "update"
-    resource = enter(app, name, context, WRITE)
-    document = await _find(app, resource, id, context)
-    _authorize(app, resource, "update", context, document)
+    resource = await enter_to_write(app, name, context)
+    document = await find(app, resource, id, context)
+    authorize(app, resource, "update", context, document)
     await app.ready()
     written = await write(Write(app, resource, resource.fields(context), context, payload, action=context.action,
                                 existing=document, files=files, versions=versions))
@@ -290,10 +289,10 @@ async def delete(app: Restify, name: str, id: str, context: Context, versions: V
     else `delete`) deletes it for good, trashed or not."""
     app = app.pinned()
     context.action = "delete"
-    resource = enter(app, name, context, WRITE)
+    resource = await enter_to_write(app, name, context)
     force = resource.soft_deletes and forced(context.params)
-    document = await _find(app, resource, id, context, "with" if force else "without")
-    _authorize(app, resource, "force_delete" if force else "delete", context, document)
+    document = await find(app, resource, id, context, "with" if force else "without")
+    authorize(app, resource, "force_delete" if force else "delete", context, document)
     if resource.soft_deletes and not force:
         await trash(app, resource, context, document, versions)
     else:

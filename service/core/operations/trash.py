@@ -6,9 +6,9 @@ Deleting (trashing, or `?force=true` for good) is `crud.delete`; which records a
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from service.core.declarations import DELETED_AT, WRITE, Context, Restify, iso
+from service.core.declarations import DELETED_AT, Context, Restify, iso
 from service.core.kernel import NotFound
-from service.core.operations.crud import authorize, enter, find
+from service.core.operations.crud import authorize, enter_to_write, find
 from service.core.reading import fill, serialize
 from service.core.writing import after_remove, delete_record, untrash
 from storage import Filter, Versions
@@ -22,7 +22,7 @@ async def restore(app: Restify, name: str, id: str, context: Context, versions: 
     a repository without soft deletes, is a 404."""
     app = app.pinned()
     context.action = "restore"
-    resource = enter(app, name, context, WRITE)
+    resource = await enter_to_write(app, name, context)
     if not resource.soft_deletes:
         raise NotFound(f"{name} has no soft deletes: there is nothing to restore.")
     document = await find(app, resource, id, context, "only")

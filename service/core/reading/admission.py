@@ -39,12 +39,11 @@ each few milliseconds for nothing. A plain query never waits and is never refuse
 import asyncio
 import math
 import time
-import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from service.core.declarations import Context, Field
+from service.core.declarations import Context, Field, PerApplication
 from service.core.kernel import COMPOUNDS, CONDITIONS, Busy, cores, leaves, relation_conditions
 from service.core.reading.query import IndexQuery, ranked, text_search
 
@@ -198,15 +197,7 @@ def _busy(message: str, wait: int) -> Busy:
     return Busy(f"{message} Try again in {wait} second{'s' if wait > 1 else ''}.", retry_after=wait)
 
 
-_admissions: "weakref.WeakKeyDictionary[Restify, Admission]" = weakref.WeakKeyDictionary()
-
-
-def admission(app: "Restify") -> Admission:
-    """The application's admission (one per application, whichever pinned view asks)."""
-    found = _admissions.get(app.origin)
-    if found is None:
-        found = _admissions[app.origin] = Admission()
-    return found
+admission = PerApplication(Admission)  # the application's admission, whichever pinned view asks
 
 
 def concurrency(app: "Restify") -> int:
