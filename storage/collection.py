@@ -5,6 +5,7 @@ from typing import Any
 
 from storage import counts
 from storage.filters import RELEVANCE, Filter, among
+from storage.grouped_counts import count_outside, key_groups, outside_groups
 from storage.grouping import GroupKey, Metric, Row, group_pipeline, grouped_rows, pinned_group
 from storage.guard import unavailable_as_error
 from storage.id_pages import IdBound, all_beyond, bounded, id_bound, without_position
@@ -163,7 +164,7 @@ class Collection(Writes):
     async def _count(self, where: Filter, indexed: str | None = None) -> int:
         parts = await self._search_parts(where)
         if parts is not None:  # disjoint, so the counts add up (storage/search_parts.py)
-            return sum([await self._count(part, indexed) for part in parts])
+            return sum([await self._count_part(part, indexed) for part in parts])
         query = await self._query(where)
         if query is None:
             return 0
@@ -174,6 +175,19 @@ class Collection(Writes):
             if found is not None:
                 return found
         return await self._counted(query)
+
+    async def _count_part(self, part: Filter, indexed: str | None) -> int:
+        """A search part's count: one that leaves out a key's values beside what else it selects (the own
+        fields' part) by groups of that key, which the embedded server counts in one SQL pass
+        (storage/grouped_counts.py); the others, and one the groups cannot tell, as any count."""
+        split = outside_groups(part)
+        query = await self._query(split[0]) if split is not None else None
+        if split is not None and query:
+            pipeline = key_groups(await self._matched(query), split[1])
+            found = count_outside(await self._col.aggregate(pipeline).to_list(length=None), split[2])
+            if found is not None:
+                return found
+        return await self._count(part, indexed)
 
     async def _counted(self, query: dict[str, Any]) -> int:
         # $match + $count: count_documents' $group pipeline is slow on the embedded server.
