@@ -13,7 +13,7 @@ from service.core.describing.schemas import write_body
 from service.core.operations import actions, getters
 from service.core.operations.extensions import offered
 from service.openapi import parameters
-from service.openapi.components import error_responses, json_content, schema_ref
+from service.openapi.components import error_responses, json_content, paced, schema_ref
 
 Schema = dict[str, Any]
 _CONTEXT = Context(door="rest", action="actions")  # what `actions(context)` sees while the document is built
@@ -98,7 +98,7 @@ def paths(resource: Resource, settings: Settings, security: list[Schema]) -> dic
         f"{prefix}/{n}/actions": {
             "get": _operation(f"{n}.actions", n, f"The actions of {n}", schema_ref("ActionList"), (403,), security),
             "post": _operation(f"{n}.runAction", n, "Run an action on records (or a standalone one)",
-                               schema_ref("ActionResult"), (400, 403, 404, 413, 422), security,
+                               schema_ref("ActionResult"), (400, 403, 404, 413, 422, *paced(settings)), security,
                                parameters=[_key("action", "query", [a.key for a in index_actions])],
                                requestBody=run_body("ActionRun"))},
         f"{prefix}/{n}/{{id}}/actions": {
@@ -106,7 +106,7 @@ def paths(resource: Resource, settings: Settings, security: list[Schema]) -> dic
             "get": _operation(f"{n}.recordActions", n, f"The actions of one {n} record", schema_ref("ActionList"),
                               (403, 404), security),
             "post": _operation(f"{n}.runRecordAction", n, "Run an action on one record", schema_ref("ActionResult"),
-                               (400, 403, 404, 412, 413, 422), security,
+                               (400, 403, 404, 412, 413, 422, *paced(settings)), security,
                                parameters=[_key("action", "query", [a.key for a in record_actions]), _IF_MATCH],
                                requestBody=run_body("RecordActionRun"))},
         f"{prefix}/{n}/getters": {

@@ -45,6 +45,11 @@ def _body(error: type[errors.RestifyError]) -> str:
     return "BadRequestError" if issubclass(error, errors.BadRequest) else "Error"
 
 
+def paced(settings: Any) -> tuple[int, ...]:
+    """(429,) where each user's writes are paced (`throttle.writes_per_minute`): what every write may answer."""
+    return (429,) if settings.cap("throttle", "writes_per_minute") else ()
+
+
 def error_responses(*statuses: int) -> dict[str, Schema]:
     """`{"400": {"$ref": ...}, ...}` for the given statuses plus the common ones, sorted."""
     return {str(status): ref("responses", RESPONSES[status][0].__name__)

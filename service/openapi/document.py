@@ -16,9 +16,10 @@ The repositories of this application as a JSON REST API (Restify for Python).
 Errors are JSON whatever the Accept header: 400 malformed JSON or query, 401 `Unauthenticated.`, 403
 `This action is unauthorized.` (or, code `MISSING_ABILITY`, a token whose abilities do not cover the
 operation), 404 `Not found.`, 405 a method the path does not take, 413 a body above the
-limit, 414 a query string above the limit, 422 field errors, 429 too many failed logins or an expensive
-query while its turns are taken (`Retry-After`), 503 the database is unreachable, or the server is busy
-sending other large answers (`Retry-After`). No stack traces, ever.
+limit, 414 a query string above the limit, 422 field errors, 429 too many failed logins, writes past
+the user's pace (`throttle.writes_per_minute`) or an expensive query while its turns are taken
+(`Retry-After`), 503 the database is unreachable, or the server is busy sending other large answers
+(`Retry-After`). No stack traces, ever.
 
 Send `Authorization: Bearer <token>` (from /register, /login or POST /tokens; each token carries
 abilities: `*`, `<repository>:read`, `<repository>:write`, `<repository>:<action key>`). Repository routes

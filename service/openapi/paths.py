@@ -11,7 +11,7 @@ from service.core.operations import attaching
 from service.core.operations.profile import _fallback_fields as profile_fallback_fields
 from service.core.writing.uploads import CONTENT_TYPES
 from service.openapi import parameters, resources
-from service.openapi.components import JSON, error_responses, json_content, schema_ref
+from service.openapi.components import JSON, error_responses, json_content, paced, schema_ref
 
 Schema = dict[str, Any]
 OPTIONAL_TOKEN: list[Schema] = [{}, {"bearerAuth": []}]
@@ -70,8 +70,10 @@ def repository_paths(resource: Resource, settings: Settings) -> dict[str, Schema
     def ref(part: str) -> Schema:
         return schema_ref(resources.name(n, part))
 
-    hashing = (429,) if resources.hashes_passwords(resource, "update") else ()
-    store_hashing = (429,) if resources.hashes_passwords(resource, "store") else ()
+    # 429: each user's writes are paced (service/core/identity/pacing.py); a password waits in the hashing lane.
+    writes = paced(settings)
+    hashing = (*writes, *((429,) if resources.hashes_passwords(resource, "update") else ()))
+    store_hashing = (*writes, *((429,) if resources.hashes_passwords(resource, "store") else ()))
 
     def changed() -> dict[str, Schema]:
         return {**_ok("The changed record.", ref("Document")),
@@ -107,17 +109,19 @@ def repository_paths(resource: Resource, settings: Settings) -> dict[str, Schema
                            + (" (files: POST .../{id}/upload)" if forms else ""), changed(), security,
                            requestBody=_body(ref("Update")), parameters=[_IF_MATCH]),
         "delete": _operation(f"{n}.delete", n, f"{'Trash' if resource.soft_deletes else 'Delete'} a {n} record",
-                             {"204": {"description": "Deleted; no body."}, **error_responses(400, 403, 404, 412)},
+                             {"204": {"description": "Deleted; no body."},
+                              **error_responses(400, 403, 404, 412, *writes)},
                              security, parameters=[_IF_MATCH, *parameters.force_parameters(resource)]),
     }
     prefix = _prefix(settings, "prefix")
     path_items = {f"{prefix}/{n}": collection, f"{prefix}/{n}/{{id}}": record,
-                  **_bulk_paths(n, f"{prefix}/{n}", security, store_hashing, hashing)}
+                  **_bulk_paths(n, f"{prefix}/{n}", security, store_hashing, hashing, writes)}
     if resource.soft_deletes:
         path_items[f"{prefix}/{n}/{{id}}/restore"] = {
             "parameters": [parameters.id_parameter(n)],
             "post": _operation(f"{n}.restore", n, f"Restore a trashed {n} record",
-                               {**_ok("The restored record.", ref("Document")), **error_responses(400, 403, 404, 412)},
+                               {**_ok("The restored record.", ref("Document")),
+                                **error_responses(400, 403, 404, 412, *writes)},
                                security, parameters=[_IF_MATCH])}
     if forms:
         path_items[f"{prefix}/{n}/upload"] = {"post": _operation(
@@ -149,20 +153,21 @@ def relation_change_paths(resource: Resource, settings: Settings) -> dict[str, S
                     f"{operation.title()} {relation_name} of a {n} record",
                     {**_ok(f"The record with relationships.{relation_name}.",
                            schema_ref(resources.name(n, "Document"))),
-                     **error_responses(400, 403, 404, 412, 413, 422)},
+                     **error_responses(400, 403, 404, 412, 413, 422, *paced(settings))},
                     security, requestBody=_body(body), parameters=[_IF_MATCH, *parameters.show_parameters(resource,
                                                                                                            settings)])}
     return path_items
 
 
 def _bulk_paths(n: str, collection: str, security: list[Schema], store_hashing: tuple[int, ...],
-                hashing: tuple[int, ...]) -> dict[str, Schema]:
+                hashing: tuple[int, ...], writes: tuple[int, ...]) -> dict[str, Schema]:
     """`<r>/bulk`, `<r>/bulk/update`, `<r>/bulk/delete` (DELETE, and POST for clients that send no body
     with DELETE): all or nothing; the schemas are service.openapi.bulk's."""
     def ref(part: str) -> Schema:
         return schema_ref(resources.name(n, part))
 
-    deleted = {"204": {"description": "Every record deleted; no body."}, **error_responses(400, 403, 412, 413, 422)}
+    deleted = {"204": {"description": "Every record deleted; no body."},
+               **error_responses(400, 403, 412, 413, 422, *writes)}
 
     def delete(operation_id: str, summary: str) -> Schema:
         return _operation(operation_id, n, summary, deleted, security, requestBody=_body(ref("BulkDelete")))

@@ -3,9 +3,13 @@ records refilled at `throttle.writes_per_minute`; a short shortfall waits, a lon
 pause, and nothing of a refused write is written. The bucket's clock and sleeps are the test's."""
 import pytest
 
+from service.config import Settings
+from service.core.declarations.registry import load_app
+from service.openapi.document import build_document
 from service.core.identity.pacing import MAX_BUCKETS, Buckets, buckets
 from service.core.kernel import TooManyRequests
 from storage import Filter
+from tests.conftest import ROOT
 from tests.graphql.test_endpoint import run
 
 POSTS = "/api/restify/posts"
@@ -123,3 +127,26 @@ def test_a_bucket_refills_at_the_pace_and_the_kept_buckets_stay_bounded():
     kept.take("bob", 1, 60, 3)  # one more than the process keeps: the full ones are forgotten
     assert list(kept.left) == ["bob"]
     assert kept.take("ann", 3, 60, 3) == 0  # a forgotten bucket is a full one
+
+
+async def test_a_profile_change_is_a_write_too(api, restify, ann, db):
+    clock = Clock(passing=False)
+    clock.drive(restify)
+    assert (await api.post(f"{POSTS}/bulk", [{"title": "a"}, {"title": "b"}, {"title": "c"}],
+                           token=ann["token"])).status == 201
+    assert (await api.put("/api/restify/profile", {"name": "Ann B", "email": ann["email"]}, token=ann["token"])).status == 200
+    refused = await api.put("/api/restify/profile", {"name": "Ann C", "email": ann["email"]},
+                            token=ann["token"])
+    assert refused.status == 429 and refused.json == {"message": refusal(2)}
+    assert (await db.collection("users").find_by_id(ann["id"]))["name"] == "Ann B"
+
+
+def test_the_openapi_document_lists_429_for_every_write_while_writes_are_paced():
+    def writes(document: dict) -> dict[str, list[str]]:
+        return {f"{method.upper()} {path}": sorted(operation["responses"])
+                for path, item in document["paths"].items() for method, operation in item.items()
+                if method in ("post", "put", "patch", "delete") and path.startswith("/api/restify/posts")}
+    paced = writes(build_document(load_app(ROOT), Settings({}, app_dir=ROOT)))
+    assert paced and all("429" in statuses for statuses in paced.values())
+    free = writes(build_document(load_app(ROOT), Settings({"throttle": {"writes_per_minute": 0}}, app_dir=ROOT)))
+    assert "429" not in free["POST /api/restify/posts"] and "429" not in free["DELETE /api/restify/posts/{id}"]

@@ -68,6 +68,9 @@ def service(mongodb_uri, tmp_path_factory):
         "RESTIFY_AUTH_RESETS_PER_ACCOUNT": "100000",
         "RESTIFY_AUTH_RESETS_PER_ADDRESS": "100000",
         "RESTIFY_AUTH_RESENDS_PER_ACCOUNT": "100000",
+        # Likewise the pace of writes (still on, so the document lists its 429s: tests/http/test_write_pace.py).
+        "RESTIFY_THROTTLE_WRITES_PER_MINUTE": "100000000",
+        "RESTIFY_THROTTLE_WRITE_BURST": "100000000",
         # Answers that hang on the clock (a rest after an expensive query, lasting T x rest; a total kept for
         # seconds) differ when Hypothesis replays a prefix on a busy machine, which the stateful run reports
         # as a flaky strategy: the fuzzer gets answers that depend on the requests alone. Both have their

@@ -268,14 +268,14 @@ def test_every_error_shape_is_a_json_response(document):
         "message": "The record was changed since you read it."}
     assert "Retry-After" in responses["TooManyRequests"]["headers"]
     store = document["paths"][f"{PREFIX}/posts"]["post"]["responses"]
-    assert list(store) == ["201", "400", "401", "403", "413", "414", "422", "503"]
+    assert list(store) == ["201", "400", "401", "403", "413", "414", "422", "429", "503"]  # 429: writes are paced
     assert store["422"] == {"$ref": "#/components/responses/ValidationFailed"}
     assert "Location" in store["201"]["headers"]
     assert set(store["201"]["links"]) == {"ShowPosts", "UpdatePosts", "PatchPosts", "UploadPosts", "DeletePosts"}
     login = document["paths"]["/api/login"]["post"]["responses"]
     assert list(login) == ["200", "400", "401", "413", "414", "422", "429", "503"]
     delete = document["paths"][f"{PREFIX}/posts/{{id}}"]["delete"]["responses"]
-    assert list(delete) == ["204", "400", "401", "403", "404", "412", "414", "503"]
+    assert list(delete) == ["204", "400", "401", "403", "404", "412", "414", "429", "503"]
     assert "content" not in delete["204"]
     bodies = document["components"]["schemas"]
     validator = Draft202012Validator({"$ref": "#/components/schemas/ValidationError", "components": {

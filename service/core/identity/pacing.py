@@ -2,8 +2,8 @@
 
 A user (a guest: the client address) has a bucket of `throttle.write_burst` records that refills at
 `throttle.writes_per_minute`. A write takes one from it for each record it writes (a bulk of n items
-takes n at once: it is admitted whole or not at all; an attach, a detach, a sync or an action takes
-one). A write that finds the bucket short by no more than PACE seconds of refill takes its share at
+takes n at once: it is admitted whole or not at all; an attach, a detach, a sync, an action or a
+profile change takes one). A write that finds the bucket short by no more than PACE seconds of refill takes its share at
 once and waits for it (the client is slowed, not refused); a longer shortfall is refused with a 429
 and Retry-After, after a pause of PACE seconds: a client that loops on refusals then sends one a
 second per connection instead of as fast as 429s can be written.

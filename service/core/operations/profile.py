@@ -7,6 +7,7 @@ policy: nobody else's record can be reached through them.
 from typing import Any
 
 from service.core.declarations import Context, Field, Resource, Restify, field
+from service.core.identity import pace_writes
 from service.core.kernel import Unauthenticated
 from service.core.reading import apply_fieldsets, asked_relations, parse_fieldsets, resource_object, with_relations
 from service.core.writing import Upload, Write, write
@@ -52,6 +53,7 @@ async def update(app: Restify, payload: dict[str, Any], context: Context,
     users = resource or app.registry.get(app.settings.get("auth", "user_repository"))
     if users is None:
         raise Unauthenticated()
+    await pace_writes(app, context)
     await app.ready()
     fields = resource.fields(context) if resource else _fallback_fields()
     # Through the fallback the answer is the safe fields alone, without the policy's flags.
