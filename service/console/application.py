@@ -27,12 +27,12 @@ def make_app(app: Restify, graphql: GraphQLService | None = None, **settings: An
     """The whole service; pass `graphql` to keep a handle for reloading its schema."""
     observer = Observer(Metrics() if metrics_enabled(app.settings) else None)
     application = Application(
-        # Health first: a prefix of "/" must not turn /healthz into a repository name.
-        # Events, the document and the explorer before the repository routes, which would take their
-        # names for ids.
-        ops_routes(app, observer.metrics) + events_routes(app) + openapi_routes(app) + explorer_routes(app)
-        + oauth_routes(app) + rest_routes(app)
-        + graphql_routes(app, graphql) + mcp_routes(app),
+        # Health first: a prefix of "/" must not turn /healthz into a repository name; nor /graphql and
+        # /mcp, which come before the repository routes too (a router tries its rules in order: a GraphQL
+        # request no longer tests the repository routes' forty-odd patterns first). Events, the document
+        # and the explorer before the repository routes, which would take their names for ids.
+        ops_routes(app, observer.metrics) + graphql_routes(app, graphql) + mcp_routes(app) + events_routes(app)
+        + openapi_routes(app) + explorer_routes(app) + oauth_routes(app) + rest_routes(app),
         default_handler_class=NotFoundHandler,
         default_handler_args={"app": app},
         **{"log_function": observer, **settings},
