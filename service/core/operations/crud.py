@@ -64,7 +64,7 @@ FALLBACKS = {"view_trashed": "delete", "restore": "delete", "force_delete": "del
 
 
 def authorize(app: Restify, resource: Resource, action: str, context: Context,
-               document: dict[str, Any] | None = None) -> None:
+              document: dict[str, Any] | None = None) -> None:
     record = resource.model(document) if document is not None else None
     gate = app.registry.policies.gate(resource.model, context.user)
     allowed = gate.allows_or(action, FALLBACKS[action], record) if action in FALLBACKS else gate.allows(action, record)
@@ -73,7 +73,7 @@ def authorize(app: Restify, resource: Resource, action: str, context: Context,
 
 
 async def find(app: Restify, resource: Resource, id: str, context: Context,
-                trashed: str = "without") -> dict[str, Any]:
+               trashed: str = "without") -> dict[str, Any]:
     """The record, if `context.user` may see it (`visibility`): outside the scope, or refused by
     `show`, it is as missing as an id that never existed, so ids cannot be probed. A trashed one
     only when `trashed` lets it in."""
