@@ -48,7 +48,7 @@ def count_outside(rows: list[dict[str, Any]], values: list[Any]) -> int | None:
     outside, total = set(values), 0
     for row in rows:
         key = row["_id"]
-        if key is not None and not isinstance(key, _PLAIN) or isinstance(key, str) and key[:1] in ("[", "{"):
+        if (key is not None and not isinstance(key, _PLAIN)) or (isinstance(key, str) and key[:1] in ("[", "{")):
             return None  # the embedded server groups an array or a document under its JSON text
         if key not in outside:
             total += row["n"]

@@ -174,7 +174,7 @@ async def test_a_key_that_is_not_a_plain_value_is_counted_as_it_is(rows, odd):
     assert await rows.count(where) == len(await portable(rows, where, [("id", 1)]))
 
 
-async def test_past_its_groups_a_part_is_counted_as_it_is(rows, monkeypatch, commands):
+async def test_past_its_groups_a_part_is_counted_as_it_is(rows, monkeypatch):
     monkeypatch.setattr(grouped_counts, "GROUPS", 2)  # the rows' owners make five groups
     where = searching()
     assert await rows.count(where) == len(await portable(rows, where, [("id", 1)]))
