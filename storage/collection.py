@@ -5,7 +5,7 @@ from typing import Any
 
 from storage import counts
 from storage.filters import RELEVANCE, Filter, among
-from storage.grouped_counts import count_outside, key_groups, outside_groups
+from storage.grouped_counts import count_groups, key_groups, key_groups_of
 from storage.grouping import GroupKey, Metric, Row, group_pipeline, grouped_rows, pinned_group
 from storage.guard import unavailable_as_error
 from storage.id_pages import IdBound, all_beyond, bounded, id_bound, without_position
@@ -177,14 +177,14 @@ class Collection(Writes):
         return await self._counted(query)
 
     async def _count_part(self, part: Filter, indexed: str | None) -> int:
-        """A search part's count: one that leaves out a key's values beside what else it selects (the own
-        fields' part) by groups of that key, which the embedded server counts in one SQL pass
-        (storage/grouped_counts.py); the others, and one the groups cannot tell, as any count."""
-        split = outside_groups(part)
-        query = await self._query(split[0]) if split is not None else None
-        if split is not None and query:
-            pipeline = key_groups(await self._matched(query), split[1])
-            found = count_outside(await self._col.aggregate(pipeline).to_list(length=None), split[2])
+        """A search part's count: one that keeps in or leaves out a key's related ids by groups of that key,
+        which the embedded server counts in one SQL pass (storage/grouped_counts.py); the others, and one
+        the groups cannot tell, as any count."""
+        groups = key_groups_of(part)
+        query = await self._query(groups.rest) if groups is not None else None
+        if groups is not None and query is not None:
+            pipeline = key_groups(await self._matched(query), groups.key)
+            found = count_groups(await self._col.aggregate(pipeline).to_list(length=None), groups)
             if found is not None:
                 return found
         return await self._count(part, indexed)

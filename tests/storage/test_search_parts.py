@@ -149,22 +149,33 @@ async def test_where_mongodbs_shapes_are_sent_a_search_is_one_portable_or(rows, 
     assert len(reads) == 2 and all("$or" in str(command) for command in reads)
 
 
-# -- the own fields' part, counted by groups of the key it leaves out (storage/grouped_counts.py) --------
+# -- the parts counted by groups of the key they keep in or leave out (storage/grouped_counts.py) ----------
 
 def _count_commands(commands) -> list[dict]:
     return [command for command in commands.sent if "aggregate" in command or "count" in command]
 
 
 @pytest.mark.embedded_shapes("the plain parts, and so their counts by groups, are sent to the embedded server only")
-async def test_the_own_fields_part_is_counted_by_groups_of_the_key_without_a_nin(rows, commands):
+async def test_both_parts_are_counted_by_groups_of_the_key_without_a_set_test(rows, commands):
     where = searching(conditions=(("rank", "gte", 1),))
     commands.reset()
     assert await rows.count(where) == len(await portable(rows, where, [("id", 1)]))
     sent = _count_commands(commands)
-    assert len(sent) == 2 and not any("$nin" in str(command) for command in sent)
-    grouped = [command["pipeline"] for command in sent if "$group" in str(command)]
-    assert grouped == [[{"$match": {"rank": {"$gte": 1}, "title": {"$contains": "p"}}},
-                        {"$group": {"_id": "$owner", "n": {"$sum": 1}}}, {"$limit": grouped_counts.GROUPS + 1}]]
+    assert len(sent) == 2 and not any("$nin" in str(command) or "$in" in str(command) for command in sent)
+    by_owner = {"$group": {"_id": "$owner", "n": {"$sum": 1}}}
+    assert [command["pipeline"] for command in sent] == [
+        [{"$match": {"rank": {"$gte": 1}}}, by_owner, {"$limit": grouped_counts.GROUPS + 1}],
+        [{"$match": {"rank": {"$gte": 1}, "title": {"$contains": "p"}}}, by_owner,
+         {"$limit": grouped_counts.GROUPS + 1}]]
+
+
+@pytest.mark.embedded_shapes("the plain parts, and so their counts by groups, are sent to the embedded server only")
+async def test_a_related_part_alone_is_grouped_over_the_whole_collection(rows, commands):
+    where = searching(text="zz")
+    commands.reset()
+    assert await rows.count(where) == len(await portable(rows, where, [("id", 1)])) == 8
+    assert [command["pipeline"][0] for command in _count_commands(commands)] == [
+        {"$group": {"_id": "$owner", "n": {"$sum": 1}}}, {"$match": {"title": {"$contains": "zz"}}}]
 
 
 @pytest.mark.parametrize("odd", [["o1", "o5"], ["o5"], [], 7, {"id": "o2"}], ids=repr)
@@ -182,14 +193,20 @@ async def test_past_its_groups_a_part_is_counted_as_it_is(rows, monkeypatch):
 
 def test_which_parts_are_counted_by_groups():
     own = searching(search_within=(), conditions=(("owner", "nin", ("o1", "o3")),))
-    assert grouped_counts.outside_groups(own) == (searching(search_within=()), "owner", ["o1", "o3"])
+    assert grouped_counts.key_groups_of(own) == grouped_counts.KeyGroups(
+        searching(search_within=()), "owner", ["o1", "o3"], inside=False)
+    related = Filter(conditions=(("rank", "gte", 1), ("owner", "in", ("o1",))))
+    assert grouped_counts.key_groups_of(related) == grouped_counts.KeyGroups(
+        Filter(conditions=(("rank", "gte", 1),)), "owner", ["o1"], inside=True)
     two = replace(own, conditions=(*own.conditions, ("title", "nin", ("x",))))
-    assert grouped_counts.outside_groups(two) is None  # one key left out, not two
+    assert grouped_counts.key_groups_of(two) is None  # one key left out, not two
     by_id = replace(own, conditions=(("id", "nin", ("6b0a2c44bddfeff4ce5b825e",)),))
-    assert grouped_counts.outside_groups(by_id) is None
-    numbers = replace(own, conditions=(("rank", "nin", (1, 2)),))
-    assert grouped_counts.outside_groups(numbers) is None  # True == 1 in Python, not in MongoDB
+    assert grouped_counts.key_groups_of(by_id) is None
+    numbers = replace(own, conditions=(("rank", "in", (1, 2)),))
+    assert grouped_counts.key_groups_of(numbers) is None  # True == 1 in Python, not in MongoDB
     rows = [{"_id": "o1", "n": 3}, {"_id": "o2", "n": 4}, {"_id": None, "n": 5}]
-    assert grouped_counts.count_outside(rows, ["o1", "o3"]) == 9
-    assert grouped_counts.count_outside([*rows, {"_id": ["o2"], "n": 1}], ["o1"]) is None
-    assert grouped_counts.count_outside([*rows, {"_id": '["o2"]', "n": 1}], ["o1"]) is None  # as the embedded server
+    outside = grouped_counts.KeyGroups(Filter(), "owner", ["o1", "o3"], inside=False)
+    assert grouped_counts.count_groups(rows, outside) == 9
+    assert grouped_counts.count_groups(rows, replace(outside, inside=True)) == 3  # null is in no list
+    assert grouped_counts.count_groups([*rows, {"_id": ["o2"], "n": 1}], outside) is None
+    assert grouped_counts.count_groups([*rows, {"_id": '["o2"]', "n": 1}], outside) is None  # as the embedded server
