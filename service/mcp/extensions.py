@@ -134,14 +134,15 @@ async def call(app: Restify, route: Any, arguments: dict[str, Any], user: Model 
     id = arguments.get("id")
     prepared = await actions.prepare(
         app, route.resource, route.key, values, context({k: query_text(v) for k, v in where.items()}, "", given),
-        None if id is None else query_text(id), expected_versions(arguments.get("version")))
+        None if id is None else query_text(id), expected_versions(arguments.get("version")), paced=False)
+    # Paced when it runs: a preview writes nothing, and an action confirmed after one is one write.
     if not _confirming(app.settings, prepared.action):
-        return await actions.perform(prepared)
+        return await actions.paced_run(prepared)
     versions = prepared.current_versions()
 
     async def run() -> dict[str, Any]:
         prepared.at_versions(versions)  # a record changed since the preview is refused inside its write
-        return await actions.perform(prepared)
+        return await actions.paced_run(prepared)
 
     preview = {"action": route.key, "ids": list(versions), "versions": versions}
     return await guard.confirm_or_preview(app, route.name, sent, user, {k: str(v) for k, v in versions.items()},

@@ -4,6 +4,7 @@ REST; a destructive action previews and runs only with its confirmation; read_on
 import pytest
 
 from tests.extensions import Installed, insert_posts
+from tests.http.test_write_pace import Clock
 from tests.mcp.conftest import FORBIDDEN, NOT_FOUND, error, ok
 from tests.mcp.test_tools_call import rest_post
 from tests.mcp.test_tools_list import tools_of
@@ -130,3 +131,18 @@ async def test_read_only_turns_off_action_tools_but_not_getter_tools(connect, ap
     async with connect(ann["token"]) as session:
         refused = error(await session.call_tool("posts-publish-posts-action-tool", {"all": True}))
     assert refused == {"message": "This server is read-only: posts-publish-posts-action-tool is turned off."}
+
+
+@pytest.mark.parametrize("config", [{"throttle": {"writes_per_minute": 60, "write_burst": 1},
+                                     "bulk": {"max_items": 1}}], indirect=True)
+async def test_a_confirmed_action_is_one_write_of_the_users_pace_and_its_preview_none(connect, api, restify, ann,
+                                                                                      installed):
+    clock = Clock(passing=False)
+    clock.drive(restify)  # one write at once, then one a second
+    async with connect(ann["token"]) as session:
+        preview = ok(await session.call_tool("posts-archive-action-tool", {}))
+        done = ok(await session.call_tool("posts-archive-action-tool", {"confirm": preview["confirm"]}))
+    assert done == {"data": {"archived": 0, "by": ann["id"]}}
+    assert clock.slept == []  # the preview took nothing: the run had the one write there was
+    assert (await api.post("/api/restify/posts", {"title": "next"}, token=ann["token"])).status == 201
+    assert clock.slept == [1.0]  # the run took it: the next write waits its second

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from service.core.declarations import WRITE, Context, Field, Model, Resource, Restify, ability
 from service.core.describing import write_body
+from service.core.identity import pace_writes
 from service.core.kernel import BadRequest, ValidationFailed
 from service.core.operations import crud as operations
 from service.core.operations.extensions import Extension, RunContext, caller, chosen, entered, offered, running
@@ -106,13 +107,16 @@ class Prepared:
 
 
 async def prepare(app: Restify, name: str, key: Any, payload: Mapping[str, Any], context: Context,
-                  id: str | None = None, versions: Versions = None) -> Prepared:
+                  id: str | None = None, versions: Versions = None, paced: bool = True) -> Prepared:
     """Action `key` on record `id`, or on the records `payload["repositories"]` selects, checked as far
-    as it can be without running (`versions`: what If-Match accepts for record `id`)."""
+    as it can be without running (`versions`: what If-Match accepts for record `id`). `paced`: waits for
+    the user's pace first; a caller that may only preview (MCP) says False and paces what it runs (`paced_run`)."""
     app = app.pinned()
     context.action = "action"
     # The token needs `<r>:<key>` (or `<r>:write`, which covers every action; also what no key asks).
-    resource = await operations.enter_to_write(app, name, context, key if isinstance(key, str) and key else WRITE)
+    kind = key if isinstance(key, str) and key else WRITE
+    resource = await operations.enter_to_write(app, name, context, kind) if paced \
+        else operations.enter(app, name, context, kind)
     action = find(resource, context, key, on_record=id is not None)  # unknown: 404 before any read
     if id is not None:
         documents = [await operations.find(app, resource, id, context)]
@@ -149,6 +153,12 @@ async def perform(prepared: Prepared) -> dict[str, Any]:
             returned = await action.handle(context, records[start:start + size])
             answer = returned if returned is not None else answer  # the last chunk that answered
     return {"data": answer if answer is not None else {"affected": len(records)}}
+
+
+async def paced_run(prepared: Prepared) -> dict[str, Any]:
+    """`perform` for an action prepared without its pace: the pace first, as one write."""
+    await pace_writes(prepared.context.app, prepared.context)
+    return await perform(prepared)
 
 
 async def run(app: Restify, name: str, key: Any, payload: Mapping[str, Any], context: Context,
