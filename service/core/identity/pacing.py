@@ -73,7 +73,7 @@ async def pace_writes(app: "Restify", context: Context, records: int = 1) -> Non
     if per_minute is None or records <= 0:
         return
     # A bulk of the largest size always fits in a full bucket, whatever the burst says.
-    burst = max(app.settings.cap("throttle", "write_burst") or 1, app.settings.cap("bulk", "max_items") or 1, 1)
+    burst = max(app.settings.cap("throttle", "write_burst") or 1, app.settings.cap("bulk", "max_items") or 1)
     kept = buckets(app)
     try:
         wait = kept.take(owner(context), records, per_minute, burst)
