@@ -3,11 +3,14 @@ import asyncio
 import os
 import threading
 import time
+from typing import Literal
 
 import pytest
+from argon2 import PasswordHasher
 
 from service.core.kernel.errors import TooManyRequests
-from service.core.kernel.passwords import HASH_NICENESS, REFRESH, Passwords
+from service.core.kernel import passwords as lane
+from service.core.kernel.passwords import HASH_NICENESS, Passwords
 
 
 def cheap(**lane: int) -> Passwords:
@@ -56,32 +59,68 @@ def test_the_lanes_threads_yield_the_cores_to_the_rest_of_the_process():
     assert asyncio.run(niceness()) == os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) + HASH_NICENESS
 
 
-def _costs(passwords: Passwords, hashed: str | None, times: int) -> list[tuple[bool, float, float]]:
-    """(accepted, CPU seconds of the whole process, wall seconds) of `times` checks one after another."""
-    async def checks() -> list[tuple[bool, float, float]]:
+class Counted(PasswordHasher):
+    """The real argon2 hasher, counting the checks it computes."""
+
+    def __init__(self, **cost: int) -> None:
+        super().__init__(**cost)
+        self.checks = 0
+
+    def verify(self, hashed: str | bytes, password: str | bytes) -> Literal[True]:
+        self.checks += 1
+        return super().verify(hashed, password)
+
+
+def counted(queue: int = 0) -> tuple[Passwords, Counted]:
+    passwords = Passwords(time_cost=1, memory_kib=8192, threads=1, queue=queue)
+    passwords._hasher = hasher = Counted(time_cost=1, memory_cost=8192, parallelism=1)
+    return passwords, hasher
+
+
+def _timed_checks(passwords: Passwords, hashed: str | None, times: int) -> list[tuple[bool, float]]:
+    """(accepted, wall seconds) of `times` checks one after another."""
+    async def checks() -> list[tuple[bool, float]]:
         found = []
         for _ in range(times):
-            cpu, wall = time.process_time(), time.perf_counter()
-            accepted = await passwords.verify(hashed, "a guess")
-            found.append((accepted, time.process_time() - cpu, time.perf_counter() - wall))
+            wall = time.perf_counter()
+            found.append((await passwords.verify(hashed, "a guess"), time.perf_counter() - wall))
         return found
     return asyncio.run(checks())
 
 
-def test_a_check_for_an_unknown_account_takes_as_long_as_a_real_one_without_hashing():
-    passwords = Passwords(time_cost=2, memory_kib=16384, threads=1, queue=0)
-    hashed = asyncio.run(passwords.hash("the real one"))
-    [(accepted, real_cpu, _)] = _costs(passwords, hashed, 1)
-    assert accepted is False and real_cpu > 0.005
-    unknown = _costs(passwords, None, REFRESH - 1)
-    assert [accepted for accepted, _, _ in unknown] == [False] * (REFRESH - 1)
-    # As long as the real check took in the lane (the one drawn: at least its hashing's CPU), at a small
-    # part of that CPU.
-    assert all(wall >= real_cpu * 0.8 for _, _, wall in unknown)
-    assert sum(cpu for _, cpu, _ in unknown) < real_cpu / 2
-    # One in REFRESH is computed, so the times drawn follow the machine's load.
-    [(accepted, refreshed_cpu, _)] = _costs(passwords, None, 1)
-    assert accepted is False and refreshed_cpu > real_cpu / 2
+def test_a_check_for_an_unknown_account_takes_as_long_as_a_real_one_without_hashing(monkeypatch):
+    monkeypatch.setattr(lane, "REFRESH_SECONDS", 1.0)
+    passwords, hasher = counted()
+    [(accepted, real)] = _timed_checks(passwords, asyncio.run(passwords.hash("the real one")), 1)
+    assert accepted is False and hasher.checks == 1
+    # A storm: none of them computed while the latest real check is recent, each as long in the lane as
+    # one of the real checks took (the start-up hash's or this one's).
+    unknown = _timed_checks(passwords, None, 6)
+    assert unknown == [(False, wall) for _, wall in unknown] and hasher.checks == 1
+    assert all(wall >= 0.8 * min(real, passwords._seconds) for _, wall in unknown)
+    # Once the latest real check is older than REFRESH_SECONDS, the next is computed, so the times drawn
+    # follow the machine's load; the one after it is drawn again.
+    time.sleep(1.0)
+    assert [accepted for accepted, _ in _timed_checks(passwords, None, 2)] == [False, False]
+    assert hasher.checks == 2
+
+
+def test_a_burst_of_unknown_accounts_computes_one_check_at_most(monkeypatch):
+    # Guesses arriving together once the latest real check is old compute one between them.
+    monkeypatch.setattr(lane, "REFRESH_SECONDS", 0.5)
+    passwords, hasher = counted(queue=16)
+    _timed_checks(passwords, asyncio.run(passwords.hash("the real one")), 1)
+    time.sleep(0.5)
+
+    async def burst() -> list[bool]:
+        return await asyncio.gather(*(passwords.verify(None, f"guess {n}") for n in range(16)))
+    assert asyncio.run(burst()) == [False] * 16 and hasher.checks == 2
+
+
+def test_unknown_accounts_right_after_start_up_draw_the_start_up_hashs_time():
+    passwords, hasher = counted(queue=8)
+    [(accepted, wall)] = _timed_checks(passwords, None, 1)
+    assert accepted is False and hasher.checks == 0 and wall >= passwords._seconds
 
 
 def test_a_check_for_an_unknown_account_takes_its_place_in_the_lane():

@@ -16,9 +16,11 @@ plain reads' p99 under the hostile benchmark's mix about 12% less with one threa
 A password check for an account that does not exist must take as long as one that does, or the time
 of the answer tells which addresses have accounts. It need not cost as much: it takes its place in
 the lane like any check and holds it for as long as a real check took, one drawn from the latest
-(`SAMPLES`), without hashing. One in `REFRESH` of them is computed for real, so the times drawn keep
-up with the machine's load even when no real account is being tried. A storm of guesses at unknown
-addresses then waits in the lane as before, and leaves the cores to everyone else.
+(`SAMPLES`), without hashing. When the latest real check is older than `REFRESH_SECONDS`, the next
+one is computed for real, so the times drawn keep up with the machine's load even when no real
+account is being tried. A storm of guesses at unknown addresses then waits in the lane as before,
+costs at most one real hash every `REFRESH_SECONDS` however fast it comes (from however many
+addresses), and leaves the cores to everyone else.
 """
 import asyncio
 import math
@@ -41,7 +43,7 @@ T = TypeVar("T")
 
 HASH_NICENESS = 10  # added to the process's niceness for the lane's threads
 SAMPLES = 32  # the latest real checks' times, which a check for an unknown account takes one of
-REFRESH = 4   # one in this many checks for an unknown account is computed, to keep SAMPLES current
+REFRESH_SECONDS = 10.0  # a check for an unknown account is computed when the latest real one is older
 
 
 def _lower_priority() -> None:
@@ -65,8 +67,10 @@ class Passwords:
         started = time.perf_counter()
         self._dummy = self._hasher.hash("a password nobody has")
         self._seconds = time.perf_counter() - started  # recent cost of one hash, for Retry-After
-        self._checks: deque[float] = deque(maxlen=SAMPLES)  # how long the latest real checks took
-        self._unknown = 0  # checks for unknown accounts so far
+        # How long the latest real checks took; a check costs what a hash does, so the start-up hash is
+        # the first. A burst of unknown accounts arriving before any real check then draws from it.
+        self._checks: deque[float] = deque([self._seconds], maxlen=SAMPLES)
+        self._refreshed_at = time.monotonic()  # when the latest real check started
 
     @property
     def threads(self) -> int:
@@ -99,11 +103,11 @@ class Passwords:
     async def verify(self, hashed: str | None, password: str) -> bool:
         """Whether `password` is the one `hashed` was made from. None (no such account): False, after as
         long in the lane as a real check takes (see the module)."""
-        if hashed is None:
-            self._unknown += 1
-            if self._checks and self._unknown % REFRESH:
-                await self._run(time.sleep, secrets.choice(self._checks))
-                return False
+        now = time.monotonic()
+        if hashed is None and now - self._refreshed_at < REFRESH_SECONDS:
+            await self._run(time.sleep, secrets.choice(self._checks))
+            return False
+        self._refreshed_at = now  # claimed before it runs: the rest of a burst draws instead
 
         def check() -> bool:
             try:
