@@ -136,7 +136,8 @@ MEANINGS: dict[str, str] = {
                                       "then 429 (0: off)",
     "auth.registration_window_seconds": "the length of the registration throttle's window",
     "auth.hash_threads": "threads of the password hashing lane (null: half the CPU cores, at least 1, so that "
-                         "a burst of logins leaves the other half to every other request)",
+                         "a burst of logins leaves the other half to every other request); the processes of one "
+                         "`serve --processes N` share them, hashing on as many cores together as one would",
     "auth.hash_queue": "hashing jobs that may wait beyond those threads; past them a 429",
     "auth.reset_ttl": "minutes a password reset token is valid",
     "auth.resets_per_account": "`forgot-password` requests per email address per `auth.mail_window_seconds`, "

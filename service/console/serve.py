@@ -26,11 +26,13 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets
 
 from service.config import Settings
+from service.core.kernel.passwords import share_lane
 from service.core.operations import auth
 from service.console import logs
 from service.console.prune import remove_stale_temporary_files
@@ -229,8 +231,20 @@ def _shared_metrics(settings: Settings) -> Iterator[None]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
+@contextmanager
+def _shared_hash_lane(settings: Settings) -> Iterator[None]:
+    """The workers' password hashing lanes take turns on the same slots (`passwords.share_lane`), so
+    N processes hash on as many cores as one would; the slots' directory is removed at exit."""
+    directory = tempfile.mkdtemp(prefix="restify-hashing-")
+    try:
+        share_lane(Path(directory), settings.cap("auth", "hash_threads"))
+        yield
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 def _serve_many(settings: Settings, uri: str, port: int, host: str, processes: int) -> int:
-    with _shared_metrics(settings):
+    with _shared_metrics(settings), _shared_hash_lane(settings):
         return _fork_workers(settings, uri, port, host, processes)
 
 

@@ -2,13 +2,15 @@
 the port through its own SO_REUSEPORT socket, keep-alive clients spread over them, and a stop that
 leaves no process behind."""
 import http.client
+import json
 import os
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.processes import FAST, REQUEST_WAIT, ROOT, START_WAIT, Server
+from service.core.kernel.machine import cores
+from tests.processes import FAST, REQUEST_WAIT, ROOT, START_WAIT, Server, register
 
 pytestmark = pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads /proc (Linux)")
 
@@ -88,3 +90,44 @@ def test_serve_processes_gives_each_worker_its_own_socket_and_spreads_clients(da
         code = server.stop()
     assert code == 0
     assert not any(alive(worker) for worker in workers)
+
+
+def slot_files(pid: int) -> set[str]:
+    """The hashing lane's slot files among a process's open files."""
+    found = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.endswith(".lock") and "restify-hashing-" in target:
+            found.add(target)
+    return found
+
+
+def test_the_workers_hash_passwords_on_the_same_slots_and_the_slots_go_with_them(database_env, tmp_path):
+    unthrottled = {"RESTIFY_AUTH_LOGIN_ATTEMPTS_PER_ACCOUNT": "0", "RESTIFY_AUTH_LOGIN_ATTEMPTS_PER_ADDRESS": "0"}
+    server = Server(ROOT, {**FAST, **database_env, **unthrottled}, "--processes", "2", log_dir=tmp_path)
+    clients: list[http.client.HTTPConnection] = []
+    try:
+        wait_until_every_worker_is_ready(server)
+        workers = children(server.process.pid)
+        register(server.port)
+        wrong = json.dumps({"email": "ann@example.com", "password": "not-the-password"})
+        for _ in range(CLIENTS):  # keep-alive connections over both workers, each checking a password
+            client = http.client.HTTPConnection("127.0.0.1", server.port, timeout=REQUEST_WAIT)
+            client.request("POST", "/api/login", wrong, {"Content-Type": "application/json"})
+            response = client.getresponse()
+            response.read()
+            assert response.status == 401
+            clients.append(client)
+        held = [slot_files(worker) for worker in workers]
+        # Half the cores of this machine, at least one, shared: both workers opened the same files.
+        assert held[0] == held[1] and len(held[0]) == max(1, cores() // 2), held
+        directory = Path(next(iter(held[0]))).parent
+    finally:
+        for client in clients:
+            client.close()
+        code = server.stop()
+    assert code == 0
+    assert not directory.exists()

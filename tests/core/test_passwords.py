@@ -1,16 +1,19 @@
 """The hashing lane: its own threads, a bounded queue, 429 past it."""
 import asyncio
+import multiprocessing
 import os
+import signal
 import threading
 import time
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 from argon2 import PasswordHasher
 
 from service.core.kernel.errors import TooManyRequests
 from service.core.kernel import passwords as lane
-from service.core.kernel.passwords import HASH_NICENESS, Passwords
+from service.core.kernel.passwords import HASH_NICENESS, Passwords, SharedLane
 
 
 def cheap(**lane: int) -> Passwords:
@@ -132,3 +135,57 @@ def test_a_check_for_an_unknown_account_takes_its_place_in_the_lane():
                                     return_exceptions=True)
     first, second = asyncio.run(two_at_once())
     assert first is False and isinstance(second, TooManyRequests)
+
+
+class Timed(PasswordHasher):
+    """The real argon2 hasher, noting when each check ran."""
+
+    def __init__(self, runs: list[tuple[float, float]]) -> None:
+        super().__init__(time_cost=2, memory_cost=16384, parallelism=1)
+        self.runs = runs
+
+    def verify(self, hashed: str | bytes, password: str | bytes) -> Literal[True]:
+        started = time.perf_counter()
+        try:
+            return super().verify(hashed, password)
+        finally:
+            self.runs.append((started, time.perf_counter()))
+
+
+def test_processes_sharing_the_lane_never_hash_at_once(tmp_path):
+    # Two lanes as two serving processes have them: each its own thread, the slot (one) in common.
+    runs: list[tuple[float, float]] = []
+    lanes = [Passwords(time_cost=1, memory_kib=8192, threads=1, queue=8, shared=SharedLane(tmp_path, 1))
+             for _ in range(2)]
+    for passwords in lanes:
+        passwords._hasher = Timed(runs)
+    hashed = lanes[0]._hasher.hash("the real one")
+
+    async def both() -> list[bool]:
+        return await asyncio.gather(*(passwords.verify(hashed, f"guess {n}") for passwords in lanes for n in range(4)))
+    assert asyncio.run(both()) == [False] * 8 and len(runs) == 8
+    ordered = sorted(runs)
+    assert all(end <= next_start for (_, end), (next_start, _) in zip(ordered, ordered[1:], strict=False))
+
+
+def _hold_slot(directory: str, holding: Any) -> None:
+    with SharedLane(Path(directory), 1).slot():
+        holding.set()
+        time.sleep(60)
+
+
+def test_a_slot_held_by_a_process_that_dies_is_free_again(tmp_path):
+    forking = multiprocessing.get_context("fork")
+    holding = forking.Event()
+    holder = forking.Process(target=_hold_slot, args=(str(tmp_path), holding), daemon=True)
+    holder.start()
+    try:
+        assert holding.wait(30)
+        passwords = Passwords(time_cost=1, memory_kib=8192, threads=1, queue=1, shared=SharedLane(tmp_path, 1))
+        hashing = passwords._executor.submit(passwords._hashing, passwords._hasher.hash, "a password")
+        time.sleep(0.3)
+        assert not hashing.done()  # it waits for the slot
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.join(10)
+    assert hashing.result(timeout=30).startswith("$argon2id$")

@@ -13,6 +13,11 @@ from slowing what runs beside it on a core's sibling or through the memory it sw
 so by default the lane leaves half the cores to the rest: on two cores, a login storm's hashes moved
 plain reads' p99 under the hostile benchmark's mix about 12% less with one thread than with two.
 
+The processes of one `restify serve --processes N` share the lane's width: before forking, the parent
+gives them `share_lane` (a directory of one lock file per slot), and a hash runs only while its thread
+holds a slot. Otherwise N processes would each hash on half the cores, and a login storm spread over
+them takes every core. The slots are `flock`s, which the kernel lets go of when a process dies.
+
 A password check for an account that does not exist must take as long as one that does, or the time
 of the answer tells which addresses have accounts. It need not cost as much: it takes its place in
 the lane like any check and holds it for as long as a real check took, one drawn from the latest
@@ -23,14 +28,17 @@ costs at most one real hash every `REFRESH_SECONDS` however fast it comes (from 
 addresses), and leaves the cores to everyone else.
 """
 import asyncio
+import fcntl
 import math
 import os
 import secrets
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
 from typing import TypeVar
 
 from argon2 import PasswordHasher
@@ -55,11 +63,62 @@ def _lower_priority() -> None:
         pass
 
 
+def lane_width(threads: int | None) -> int:
+    """How many hashes run at once: `auth.hash_threads`, else half the cores (at least one)."""
+    return max(1, int(threads) if threads else cores() // 2)
+
+
+class SharedLane:
+    """`slots` lock files in `directory`, which the processes forked from one parent take turns on."""
+
+    def __init__(self, directory: Path, slots: int) -> None:
+        self.paths = [directory / f"slot-{n}.lock" for n in range(max(1, slots))]
+        for path in self.paths:
+            path.touch()
+        self._opened = threading.local()  # each thread its own descriptors: a flock belongs to one
+
+    def _descriptors(self) -> list[int]:
+        if not hasattr(self._opened, "fds"):
+            self._opened.fds = [os.open(path, os.O_RDWR) for path in self.paths]
+        return self._opened.fds
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        """Holds a free slot, or waits for one (this thread's own, so waiting threads spread)."""
+        fds = self._descriptors()
+        held = next((fd for fd in fds if _try_lock(fd)), None)
+        if held is None:
+            held = fds[threading.get_native_id() % len(fds)]
+            fcntl.flock(held, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+_shared: SharedLane | None = None  # set by a parent before it forks its serving processes
+
+
+def share_lane(directory: Path, threads: int | None) -> None:
+    """Makes the lanes of the processes forked after this call share `lane_width(threads)` slots."""
+    global _shared
+    _shared = SharedLane(directory, lane_width(threads))
+
+
 class Passwords:
     def __init__(self, time_cost: int = 3, memory_kib: int = 65536, threads: int | None = None,
-                 queue: int = 64) -> None:
+                 queue: int = 64, shared: SharedLane | None = None) -> None:
         self._hasher = PasswordHasher(time_cost=time_cost, memory_cost=memory_kib, parallelism=1)
-        self._threads = max(1, int(threads) if threads else cores() // 2)
+        self._threads = lane_width(threads)
+        self._shared = shared if shared is not None else _shared
         self._capacity = self._threads + max(0, int(queue))
         self._executor = ThreadPoolExecutor(max_workers=self._threads, thread_name_prefix="restify-hash",
                                             initializer=_lower_priority)
@@ -95,8 +154,15 @@ class Passwords:
     def _took(self, seconds: float) -> None:
         self._seconds = 0.8 * self._seconds + 0.2 * seconds
 
+    def _hashing(self, work: Callable[..., T], *args: object) -> T:
+        """`work` while holding a slot of the lane the serving processes share, if they share one."""
+        if self._shared is None:
+            return work(*args)
+        with self._shared.slot():
+            return work(*args)
+
     async def hash(self, password: str) -> str:
-        hashed, seconds = await self._run(self._hasher.hash, password)
+        hashed, seconds = await self._run(self._hashing, self._hasher.hash, password)
         self._took(seconds)
         return hashed
 
@@ -114,7 +180,7 @@ class Passwords:
                 return self._hasher.verify(hashed or self._dummy, password) and hashed is not None
             except (VerificationError, InvalidHashError):
                 return False
-        accepted, seconds = await self._run(check)
+        accepted, seconds = await self._run(self._hashing, check)
         self._took(seconds)
         self._checks.append(seconds)
         return accepted
