@@ -240,6 +240,7 @@ def _shared_hash_lane(settings: Settings) -> Iterator[None]:
         share_lane(Path(directory), settings.cap("auth", "hash_threads"))
         yield
     finally:
+        share_lane(None)
         shutil.rmtree(directory, ignore_errors=True)
 
 

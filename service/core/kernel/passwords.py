@@ -107,10 +107,11 @@ def _try_lock(fd: int) -> bool:
 _shared: SharedLane | None = None  # set by a parent before it forks its serving processes
 
 
-def share_lane(directory: Path, threads: int | None) -> None:
-    """Makes the lanes of the processes forked after this call share `lane_width(threads)` slots."""
+def share_lane(directory: Path | None, threads: int | None = None) -> None:
+    """Makes the lanes of the processes forked after this call share `lane_width(threads)` slots in
+    `directory` (None: lanes made from now on share nothing)."""
     global _shared
-    _shared = SharedLane(directory, lane_width(threads))
+    _shared = SharedLane(directory, lane_width(threads)) if directory is not None else None
 
 
 class Passwords:
