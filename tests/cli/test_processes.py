@@ -33,17 +33,20 @@ def sockets(port: int, state: str) -> set[int]:
     return found
 
 
-def owned(pid: int) -> set[int]:
-    """Inodes of the sockets among a process's open files."""
-    inodes = set()
+def open_files(pid: int) -> list[str]:
+    """What a process's open file descriptors point to (`socket:[inode]` for a socket)."""
+    found = []
     for fd in Path(f"/proc/{pid}/fd").iterdir():
         try:
-            target = os.readlink(fd)
+            found.append(os.readlink(fd))
         except OSError:  # closed meanwhile
             continue
-        if target.startswith("socket:["):
-            inodes.add(int(target[8:-1]))
-    return inodes
+    return found
+
+
+def owned(pid: int) -> set[int]:
+    """Inodes of the sockets among a process's open files."""
+    return {int(target[8:-1]) for target in open_files(pid) if target.startswith("socket:[")}
 
 
 def alive(pid: int) -> bool:
@@ -94,15 +97,7 @@ def test_serve_processes_gives_each_worker_its_own_socket_and_spreads_clients(da
 
 def slot_files(pid: int) -> set[str]:
     """The hashing lane's slot files among a process's open files."""
-    found = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            target = os.readlink(fd)
-        except OSError:
-            continue
-        if target.endswith(".lock") and "restify-hashing-" in target:
-            found.add(target)
-    return found
+    return {target for target in open_files(pid) if target.endswith(".lock") and "restify-hashing-" in target}
 
 
 def test_the_workers_hash_passwords_on_the_same_slots_and_the_slots_go_with_them(database_env, tmp_path):

@@ -62,21 +62,29 @@ def test_the_lanes_threads_yield_the_cores_to_the_rest_of_the_process():
     assert asyncio.run(niceness()) == os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) + HASH_NICENESS
 
 
-class Counted(PasswordHasher):
-    """The real argon2 hasher, counting the checks it computes."""
+class Watched(PasswordHasher):
+    """The real argon2 hasher, noting when each check it computes ran (`runs`, shared if given)."""
 
-    def __init__(self, **cost: int) -> None:
-        super().__init__(**cost)
-        self.checks = 0
+    def __init__(self, runs: list[tuple[float, float]] | None = None, time_cost: int = 1,
+                 memory_cost: int = 8192) -> None:
+        super().__init__(time_cost=time_cost, memory_cost=memory_cost, parallelism=1)
+        self.runs = runs if runs is not None else []
+
+    @property
+    def checks(self) -> int:
+        return len(self.runs)
 
     def verify(self, hashed: str | bytes, password: str | bytes) -> Literal[True]:
-        self.checks += 1
-        return super().verify(hashed, password)
+        started = time.perf_counter()
+        try:
+            return super().verify(hashed, password)
+        finally:
+            self.runs.append((started, time.perf_counter()))
 
 
-def counted(queue: int = 0) -> tuple[Passwords, Counted]:
+def counted(queue: int = 0) -> tuple[Passwords, Watched]:
     passwords = Passwords(time_cost=1, memory_kib=8192, threads=1, queue=queue)
-    passwords._hasher = hasher = Counted(time_cost=1, memory_cost=8192, parallelism=1)
+    passwords._hasher = hasher = Watched()
     return passwords, hasher
 
 
@@ -137,28 +145,13 @@ def test_a_check_for_an_unknown_account_takes_its_place_in_the_lane():
     assert first is False and isinstance(second, TooManyRequests)
 
 
-class Timed(PasswordHasher):
-    """The real argon2 hasher, noting when each check ran."""
-
-    def __init__(self, runs: list[tuple[float, float]]) -> None:
-        super().__init__(time_cost=2, memory_cost=16384, parallelism=1)
-        self.runs = runs
-
-    def verify(self, hashed: str | bytes, password: str | bytes) -> Literal[True]:
-        started = time.perf_counter()
-        try:
-            return super().verify(hashed, password)
-        finally:
-            self.runs.append((started, time.perf_counter()))
-
-
 def test_processes_sharing_the_lane_never_hash_at_once(tmp_path):
     # Two lanes as two serving processes have them: each its own thread, the slot (one) in common.
     runs: list[tuple[float, float]] = []
     lanes = [Passwords(time_cost=1, memory_kib=8192, threads=1, queue=8, shared=SharedLane(tmp_path, 1))
              for _ in range(2)]
     for passwords in lanes:
-        passwords._hasher = Timed(runs)
+        passwords._hasher = Watched(runs, time_cost=2, memory_cost=16384)
     hashed = lanes[0]._hasher.hash("the real one")
 
     async def both() -> list[bool]:

@@ -37,7 +37,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TypeVar
 
@@ -157,9 +157,7 @@ class Passwords:
 
     def _hashing(self, work: Callable[..., T], *args: object) -> T:
         """`work` while holding a slot of the lane the serving processes share, if they share one."""
-        if self._shared is None:
-            return work(*args)
-        with self._shared.slot():
+        with self._shared.slot() if self._shared is not None else nullcontext():
             return work(*args)
 
     async def hash(self, password: str) -> str:
