@@ -273,3 +273,15 @@ def test_loading_one_app_after_another_imports_each_apps_own_package(tmp_path):
     assert list(load_app(first).resources) == ["posts"]
     assert list(load_app(second).resources) == ["blog_posts"]
     assert list(load_app(first).resources) == ["posts"]
+
+
+def test_fields_built_one_after_another_share_no_rules_or_messages():
+    first = field("title").rules("max:255").storing_rules("required").messages({"max": "Too long."})
+    first.rules("min:2|string").updating_rules(["min:3"]).messages({"min": "Too short."})
+    second = field("body")
+    assert (first.rule_list, first.storing_rule_list, first.updating_rule_list) == (
+        ["max:255", "min:2", "string"], ["required"], ["min:3"])
+    assert first.message_map == {"max": "Too long.", "min": "Too short."}
+    assert (second.rule_list, second.storing_rule_list, second.updating_rule_list, second.message_map) == (
+        [], [], [], {})
+    assert field("views").rule_list == [] and field("views").is_sortable is False

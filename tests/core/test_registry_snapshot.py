@@ -61,6 +61,15 @@ async def test_an_update_keeps_the_registry_it_started_with_through_a_reload(res
                                 partial=True)
 
 
+def test_operations_share_one_view_of_a_registry_until_it_is_swapped(restify, frozen_posts):
+    first = restify.pinned()
+    assert restify.pinned() is first and first.pinned() is first and first.origin is restify
+    restify.swap_registry(frozen_posts)
+    second = restify.pinned()
+    assert second is not first and second.registry is frozen_posts and first.registry is not frozen_posts
+    assert restify.pinned() is second
+
+
 async def test_a_registry_assigned_after_the_first_write_gets_its_unique_indexes(restify, unique_titles):
     ann = await _user(restify)  # the first registry's indexes are made
     restify.registry = unique_titles

@@ -98,8 +98,13 @@ class Restify:
         disks, hashing lane, index tracking) is shared with the application."""
         if "_origin" in self.__dict__:
             return self  # a pinned view: its registry is fixed already
-        view = copy.copy(self)
-        view._origin = self.origin
+        # Nothing is ever set on a view, so the one of today's registry serves every operation until a swap.
+        view = self.__dict__.get("_pinned")
+        if view is None or view.registry is not self.registry:
+            view = copy.copy(self)
+            view.__dict__.pop("_pinned", None)
+            view._origin = self
+            self._pinned = view
         return view
 
     @property

@@ -28,40 +28,43 @@ def _declared_at() -> tuple[str, int] | None:
 
 
 class Field(ByPolicy):
+    # Every field starts from these; a builder method sets what it changes on the field itself. A
+    # repository's `fields(request)` builds its fields on every request, so they are not copied per field.
+    kind = "string"
+    rule_list: list[str] = []          # replaced, never changed in place (as are the two below and the map)
+    storing_rule_list: list[str] = []
+    updating_rule_list: list[str] = []
+    message_map: dict[str, str] = {}
+    default_value: Any = _NO_DEFAULT
+    is_nullable = False
+    is_searchable = False
+    is_text = False          # searched through the collection's text index where the server has one
+    is_sortable = False
+    is_matchable = False
+    is_groupable = False     # a group key of aggregations (`service.core.reading.grouping`)
+    is_aggregatable = False  # summed, averaged, its least and greatest in aggregations
+    is_readonly = False
+    is_hidden = False
+    value_callback: Callable[[Any], Any] | None = None
+    file_name: str | None = None
+    disk_name: str | None = None
+    directory: str | None = None
+    # -- by policy (service.core.declarations.exposure): who sees, stores and updates it
+    see_rule: Callable[[Any, Any], Any] | None = None
+    store_rule: Callable[[Any, Any], Any] | None = None
+    update_rule: Callable[[Any, Any], Any] | None = None
+    hidden_actions: frozenset[str] = frozenset()  # "index", "show"
+    hidden_doors: frozenset[str] = frozenset()    # "rest", "graphql", "mcp"
+    # -- computed (service.core.reading.computed): read-only values worked out per answer, never stored
+    compute: Callable[[Any, Any], Any] | None = None
+    compute_many: Callable[[list[Any], Any], Any] | None = None
+    # -- one request's view (set on the copies `exposure.fields_seen` makes, never on a declaration)
+    is_private = False  # the user may not ask about it: no filter, sort, search nor fieldset names it
+    shown_for: Callable[[dict[str, Any]], bool] | None = None  # whether a record's answer shows it
+
     def __init__(self, name: str) -> None:
         self.name = name
         self.declared_at = _declared_at()
-        self.kind = "string"
-        self.rule_list: list[str] = []
-        self.storing_rule_list: list[str] = []
-        self.updating_rule_list: list[str] = []
-        self.message_map: dict[str, str] = {}
-        self.default_value: Any = _NO_DEFAULT
-        self.is_nullable = False
-        self.is_searchable = False
-        self.is_text = False          # searched through the collection's text index where the server has one
-        self.is_sortable = False
-        self.is_matchable = False
-        self.is_groupable = False     # a group key of aggregations (`service.core.reading.grouping`)
-        self.is_aggregatable = False  # summed, averaged, its least and greatest in aggregations
-        self.is_readonly = False
-        self.is_hidden = False
-        self.value_callback: Callable[[Any], Any] | None = None
-        self.file_name: str | None = None
-        self.disk_name: str | None = None
-        self.directory: str | None = None
-        # -- by policy (service.core.declarations.exposure): who sees, stores and updates it
-        self.see_rule: Callable[[Any, Any], Any] | None = None
-        self.store_rule: Callable[[Any, Any], Any] | None = None
-        self.update_rule: Callable[[Any, Any], Any] | None = None
-        self.hidden_actions: frozenset[str] = frozenset()  # "index", "show"
-        self.hidden_doors: frozenset[str] = frozenset()    # "rest", "graphql", "mcp"
-        # -- computed (service.core.reading.computed): read-only values worked out per answer, never stored
-        self.compute: Callable[[Any, Any], Any] | None = None
-        self.compute_many: Callable[[list[Any], Any], Any] | None = None
-        # -- one request's view (set on the copies `exposure.fields_seen` makes, never on a declaration)
-        self.is_private = False  # the user may not ask about it: no filter, sort, search nor fieldset names it
-        self.shown_for: Callable[[dict[str, Any]], bool] | None = None  # whether a record's answer shows it
 
     # -- validation ---------------------------------------------------------
     def required(self) -> "Field":
@@ -72,19 +75,19 @@ class Field(ByPolicy):
         return self
 
     def rules(self, *rules: str | list[str]) -> "Field":
-        self.rule_list.extend(_split(rules))
+        self.rule_list = [*self.rule_list, *_split(rules)]
         return self
 
     def storing_rules(self, *rules: str | list[str]) -> "Field":
-        self.storing_rule_list.extend(_split(rules))
+        self.storing_rule_list = [*self.storing_rule_list, *_split(rules)]
         return self
 
     def updating_rules(self, *rules: str | list[str]) -> "Field":
-        self.updating_rule_list.extend(_split(rules))
+        self.updating_rule_list = [*self.updating_rule_list, *_split(rules)]
         return self
 
     def messages(self, messages: dict[str, str]) -> "Field":
-        self.message_map.update(messages)
+        self.message_map = {**self.message_map, **messages}
         return self
 
     def default(self, value: Any) -> "Field":
@@ -211,6 +214,8 @@ class Field(ByPolicy):
         """A hidden field answers no question about its values: a filter on it tells who has a value,
         and a sort on it orders records by it (and puts it in the cursors of the pages). So hidden
         (password fields included) excludes matchable, sortable and searchable, in any order."""
+        if not self.is_hidden and self.compute is None and self.compute_many is None:
+            return  # the common case: nothing to refuse
         exposed = [name for name, on in (("matchable", self.is_matchable), ("sortable", self.is_sortable),
                                           ("searchable", self.is_searchable), ("groupable", self.is_groupable),
                                           ("aggregatable", self.is_aggregatable)) if on]
