@@ -106,7 +106,7 @@ async def run_direct(schema: GraphQLSchema, direct: DirectList, variables: dict[
     except GraphQLError:
         return None
     try:
-        records = await direct.resolvers.listed(context, "", direct.selected, **arguments)
+        records = await direct.resolvers.listed(context, "", direct.selected, **arguments, flat=True)
     except Exception as error:  # noqa: BLE001 - reported as graphql-core reports a resolver's error
         # A non-null root field that fails leaves no data.
         return ExecutionResult(None, [located_error(error, [direct.node], [direct.key])])

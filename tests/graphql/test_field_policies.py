@@ -16,6 +16,16 @@ async def test_a_field_one_may_not_see_is_null(field_policies, api, ann, bob):
         "data": {"post": {"title": "Hello", "views": None, "body": "Text"}, "postList": [{"views": None, "body": None}]}}
 
 
+async def test_a_list_alone_hides_the_same_fields(field_policies, api, ann, bob):
+    # One root list of plain fields is written straight from the stored documents: by the same rules.
+    await api.post(PREFIX, {"title": "Hello", "body": "Text", "views": 7}, token=ann["token"])
+    query = "{ postList { title views body } }"
+    assert await run(api, query, token=ann["token"]) == {
+        "data": {"postList": [{"title": "Hello", "views": "7", "body": None}]}}
+    assert await run(api, query, token=bob["token"]) == {
+        "data": {"postList": [{"title": "Hello", "views": None, "body": None}]}}
+
+
 async def test_filters_and_sorts_on_a_field_one_may_not_see_are_refused(field_policies, api, ann):
     for query, name in (('{ postList(filter: {views: {gte: "1"}}) { id } }', "views"),
                         ('{ postList(sort: "-views") { id } }', "views")):

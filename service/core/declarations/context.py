@@ -30,6 +30,9 @@ class Context:
     # Whether an index answer carries its page's meta and links: a door that writes only the records (a
     # GraphQL list) spares the cursors and links, which are sealed and encoded for nothing otherwise.
     shows_page_meta: bool = True
+    # Whether an index writes each record on one level, `{"id", "version", <attributes>}` (what a GraphQL
+    # row reads), instead of a resource object to be flattened again: for lists that load no relations.
+    flat_records: bool = False
     # The fields each repository showed this context, kept by what they depend on (`Resource.fields`):
     # an operation asks for them several times (parsing, checking, presenting), a live subscription on
     # every change it is sent. None: worked out on every call.

@@ -18,12 +18,12 @@ from service.core.declarations import (DATA_MEMBER, READ, WRITE, Budget, Context
 from service.core.identity import pace_writes, refuse_unverified
 from service.core.kernel import Forbidden, NotFound, Unauthenticated, with_values
 from service.core.reading import (FILTER, Fieldsets, IndexQuery, Page, RelationTree, Visible, apply_fieldsets,
-                                  as_parameters, asked_relations, bindable, cursor_binding, cursor_key, fill, forced,
-                                  index_query, load_related, parse_fieldsets, ranked, read_cursor_page,
-                                  read_through_page, record_meta, refuse_before_reading, refuse_unranked, relation_key,
-                                  require_readable, resolve, resource_object, search_within, taking_turns, text_fields,
-                                  trashed_asked, visibility_of, visible, with_eager, with_relations,
-                                  with_relationships)
+                                  as_parameters, asked_relations, bindable, cursor_binding, cursor_key, fill,
+                                  flat_object, forced, index_query, load_related, parse_fieldsets, ranked,
+                                  read_cursor_page, read_through_page, record_meta, refuse_before_reading,
+                                  refuse_unranked, relation_key, require_readable, resolve, resource_object,
+                                  search_within, taking_turns, text_fields, trashed_asked, visibility_of, visible,
+                                  with_eager, with_relations, with_relationships)
 from service.core.writing import Upload, Write, canonical_references, remove, trash, write
 from service.core.writing import expected_versions, now  # noqa: F401 (the doors import them from here too)
 from storage import Filter, Versions
@@ -123,7 +123,7 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
         if kept < len(rows):
             data, spent.cut = data[:kept], (kept, len(rows))
     spent.charge(frame + max(len(data) - 1, 0))
-    apply_fieldsets(data, chosen)
+    apply_fieldsets(data, chosen)  # flat records, built to it already, have no type to trim by
     body["data"] = data
     return body
 
@@ -131,18 +131,20 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
 async def _records(app: Restify, resource: Resource, context: Context, gate: Any,
                    rows: list[tuple[dict[str, Any], Any]], fields: list, related: RelationTree,
                    chosen: Fieldsets, spent: Budget) -> tuple[list[dict[str, Any]], list[int]]:
-    """The resource objects of a page's records with their relations, charged to `spent`, and the bytes
-    each takes as written. A page that may be cut (`spent.room`) builds only the records that may fit,
-    and charges each related record once: which records it keeps is decided from their sizes."""
+    """The page's resource objects with their relations (or `flat_object`s: `Context.flat_records`), charged
+    to `spent`, and their sizes. A page that may be cut builds only what may fit, each related record charged once."""
     keep, shown, room = chosen.get(resource.name), visible(fields), spent.room
     if keep is not None:  # a fieldset: only what it keeps is built (and sized)
         shown = [f for f in shown if f.name in keep]
     data: list[dict[str, Any]] = []
     sizes: list[int] = []
     built = 0
+    tree = with_eager(resource, related)
+    flat = context.flat_records and not tree  # a record with relations keeps them in its resource object
     for d, record in rows:
-        flags = gate.flags(record, shown=True) if context.shows_flags else {}
-        item = resource_object(resource.name, shown, d, None, record_meta(flags, d), keep)
+        flags = gate.flags(record, shown=True) if context.shows_flags and not flat else {}
+        item = flat_object(shown, d, keep) if flat else \
+            resource_object(resource.name, shown, d, None, record_meta(flags, d), keep)
         size = own_size(item)
         if room is not None and built + size > room.bytes:
             break  # the records past what fits are not built
@@ -150,7 +152,6 @@ async def _records(app: Restify, resource: Resource, context: Context, gate: Any
         built += size
         data.append(item)
         sizes.append(size)
-    tree = with_eager(resource, related)
     if tree:
         documents = [d for d, _ in rows[:len(data)]]
         loaded = await load_related(app, resource, context, documents, tree, spent=spent, keep=chosen,

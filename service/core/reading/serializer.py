@@ -24,10 +24,12 @@ def visible(fields: list[Field]) -> list[Field]:
     return [f for f in fields if not f.is_hidden]
 
 
-def attributes(fields: list[Field], document: dict[str, Any], keep: frozenset[str] | None = None) -> dict[str, Any]:
-    """The attributes of `fields`, with the timestamps (those in `keep` when a fieldset is given)."""
+def attributes(fields: list[Field], document: dict[str, Any], keep: frozenset[str] | None = None,
+               shown: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The attributes of `fields`, with the timestamps (those in `keep` when a fieldset is given),
+    written into `shown` when given."""
     get = document.get
-    shown: dict[str, Any] = {}
+    shown = {} if shown is None else shown
     for field in fields:
         if field.shown_for is not None and not field.shown_for(document):
             continue  # `can_see` refuses this record's value to this user
@@ -62,6 +64,12 @@ def resource_object(type_name: str, fields: list[Field], document: dict[str, Any
     if meta is not None:
         data["meta"] = meta
     return data
+
+
+def flat_object(fields: list[Field], document: dict[str, Any], keep: frozenset[str] | None = None) -> dict[str, Any]:
+    """A record on one level: its id, its version, then its attributes (an attribute named `version`
+    wins, as it does in the record's GraphQL type)."""
+    return attributes(fields, document, keep, {"id": document["id"], "version": version_of(document)})
 
 
 def with_relationships(data: dict[str, Any], relationships: dict[str, list[dict]]) -> dict[str, Any]:
