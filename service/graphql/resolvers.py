@@ -148,11 +148,11 @@ class RepositoryResolvers(BulkResolvers):
                      filter: dict[str, Any] | None = None, trashed: str | None = None, flat: bool = False) -> Records:
         """`list` for the request's context `base`, with the relations it loads and the fields it selects
         (what `_plan` works out from the document): the GraphQL door's direct lists call it too, with
-        `flat` (no relations): the records are written on one level straight from the stored documents."""
+        `flat`: records that load no relations are written on one level straight from the stored documents."""
         # A list shows no total, cursors or links: what they would cost is not spent (`<type>Page` shows them).
         context = self._context(base, related, selected, False, perPage=first, page=page, search=search, sort=sort,
                                 trashed=_lower(trashed), count="none")
-        context.flat_records = flat and not related
+        context.flat_records = flat  # the index clears it if it loads relations after all
         body = await operations.index(self.app, self.resource, with_filter(context, filter))
         if context.flat_records:
             return body["data"]

@@ -83,3 +83,14 @@ async def test_anything_else_goes_through_the_executor(api, graphql, db, query):
     body = await run(api, query)
     assert "errors" not in body, body
     assert graphql.endpoint._cache[query].result().direct is None
+
+
+async def test_a_list_of_a_model_with_eager_relations_answers_as_graphql_core_would(api, graphql, db, registry,  # noqa: F811
+                                                                                   monkeypatch):
+    # Its records are loaded with their relations, so they stay resource objects: the rows are written from those.
+    monkeypatch.setattr(registry.get("posts").model, "eager", ("user",))
+    await _posts(db)
+    prepared, direct, general = await _both(api, graphql, "{ postList { id title body views } }", None, None)
+    assert prepared.direct is not None
+    assert direct == general
+    assert [p["title"] for p in direct["data"]["postList"]] == ["alpha", "bravo", "banana", "delta"]

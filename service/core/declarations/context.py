@@ -31,7 +31,8 @@ class Context:
     # GraphQL list) spares the cursors and links, which are sealed and encoded for nothing otherwise.
     shows_page_meta: bool = True
     # Whether an index writes each record on one level, `{"id", "version", <attributes>}` (what a GraphQL
-    # row reads), instead of a resource object to be flattened again: for lists that load no relations.
+    # row reads), instead of a resource object to be flattened again. The index clears it when the list
+    # loads relations (asked or eager): afterwards it says which it wrote.
     flat_records: bool = False
     # The fields each repository showed this context, kept by what they depend on (`Resource.fields`):
     # an operation asks for them several times (parsing, checking, presenting), a live subscription on

@@ -131,8 +131,8 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
 async def _records(app: Restify, resource: Resource, context: Context, gate: Any,
                    rows: list[tuple[dict[str, Any], Any]], fields: list, related: RelationTree,
                    chosen: Fieldsets, spent: Budget) -> tuple[list[dict[str, Any]], list[int]]:
-    """The page's resource objects with their relations (or `flat_object`s: `Context.flat_records`), charged
-    to `spent`, and their sizes. A page that may be cut builds only what may fit, each related record charged once."""
+    """The page's resource objects with their relations (without any, `flat_object`s: `Context.flat_records`),
+    charged to `spent`, and their sizes. A page that may be cut builds what may fit, related records once."""
     keep, shown, room = chosen.get(resource.name), visible(fields), spent.room
     if keep is not None:  # a fieldset: only what it keeps is built (and sized)
         shown = [f for f in shown if f.name in keep]
@@ -140,7 +140,7 @@ async def _records(app: Restify, resource: Resource, context: Context, gate: Any
     sizes: list[int] = []
     built = 0
     tree = with_eager(resource, related)
-    flat = context.flat_records and not tree  # a record with relations keeps them in its resource object
+    flat = context.flat_records = context.flat_records and not tree
     for d, record in rows:
         flags = gate.flags(record, shown=True) if context.shows_flags and not flat else {}
         item = flat_object(shown, d, keep) if flat else \
