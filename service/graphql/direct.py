@@ -12,6 +12,7 @@ arguments it refuses (it words the errors), resolvers whose class overrides `lis
 record the plan cannot write as it is (a null in a non-null field, a value the scalar refuses) — then
 the list is read again through graphql-core, which reports it exactly.
 """
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,7 @@ from graphql import (
 from graphql.execution.values import get_argument_values, get_variable_values
 
 from service.core.declarations.context import Context
-from service.graphql.fast import Plan, plain_object, plain_plan
+from service.graphql.fast import Plan, compiled_writer, plain_plan
 from service.graphql.resolvers import RepositoryResolvers
 from service.graphql.selection import selected_in
 
@@ -36,6 +37,24 @@ class DirectList:
     resolvers: RepositoryResolvers
     selected: dict[str, frozenset[str]]  # as `RepositoryResolvers._plan` gives it: the repository's fields
     plan: Plan
+    write: Callable[[dict[str, Any]], dict[str, Any] | None]  # `plain_object` of the plan, compiled
+    literal: dict[str, Any] | None = None  # the field's arguments, where the document alone gives them
+
+
+# The argument values that may be kept with a plan and given to every request (nothing a resolver could change).
+_CONSTANT = (str, int, float, bool, type(None))
+
+
+def _literal_arguments(field: GraphQLField, node: FieldNode, operation: OperationDefinitionNode) -> dict | None:
+    """The field's arguments when they depend on the document alone (no variables) and are plain values;
+    else None: each request coerces them (and an error is worded by graphql-core's path)."""
+    if operation.variable_definitions:
+        return None
+    try:
+        arguments = get_argument_values(field, node, None)
+    except GraphQLError:
+        return None
+    return arguments if all(type(value) in _CONSTANT for value in arguments.values()) else None
 
 
 def answers_directly(resolvers: RepositoryResolvers) -> bool:
@@ -78,7 +97,8 @@ def plan_direct(schema: GraphQLSchema, document: DocumentNode,
     if plan is None:
         return None
     return DirectList((node.alias or node.name).value, node, field, operation, resolvers,
-                      selected_in(resolvers._resource(), [node], {}, 0), plan)
+                      selected_in(resolvers._resource(), [node], {}, 0), plan, compiled_writer(plan),
+                      _literal_arguments(field, node, operation))
 
 
 def _item_type(field: GraphQLField) -> GraphQLObjectType | None:
@@ -98,13 +118,16 @@ async def run_direct(schema: GraphQLSchema, direct: DirectList, variables: dict[
     named = direct.operation.name.value if direct.operation.name else None
     if operation_name is not None and operation_name != named:
         return None
-    coerced = get_variable_values(schema, direct.operation.variable_definitions or (), variables or {})
-    if isinstance(coerced, list):
-        return None
-    try:
-        arguments = get_argument_values(direct.field, direct.node, coerced)
-    except GraphQLError:
-        return None
+    if direct.literal is not None:
+        arguments = direct.literal
+    else:
+        coerced = get_variable_values(schema, direct.operation.variable_definitions or (), variables or {})
+        if isinstance(coerced, list):
+            return None
+        try:
+            arguments = get_argument_values(direct.field, direct.node, coerced)
+        except GraphQLError:
+            return None
     try:
         records = await direct.resolvers.listed(context, "", direct.selected, **arguments, flat=True)
     except Exception as error:  # noqa: BLE001 - reported as graphql-core reports a resolver's error
@@ -112,7 +135,7 @@ async def run_direct(schema: GraphQLSchema, direct: DirectList, variables: dict[
         return ExecutionResult(None, [located_error(error, [direct.node], [direct.key])])
     rows = []
     for record in records:
-        row = plain_object(record, direct.plan)
+        row = direct.write(record)
         if row is None:
             return None
         rows.append(row)

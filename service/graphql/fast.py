@@ -13,12 +13,14 @@ awaitable checks; a list of such objects (a page of records) skips graphql-core'
 too. A value that loop cannot take as it is sends the object (or the whole list) down the general
 path, as before.
 """
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from graphql import FieldNode, GraphQLEnumType, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, Undefined
 from graphql.type.scalars import specified_scalar_types
 from graphql.execution.executor import Executor
+
+from service.graphql.scalars import LONG_MAX, LONG_MIN, serialize_long
 
 _SCALARS = (GraphQLScalarType, GraphQLEnumType)
 # The Python type whose values a built-in scalar writes as they are (graphql-core returns a `str` for
@@ -26,6 +28,10 @@ _SCALARS = (GraphQLScalarType, GraphQLEnumType)
 _AS_THEY_ARE = {"String": str, "ID": str, "Boolean": bool}
 # (response name, field name, scalar type, nullable, type written as it is) for each field of a selection
 Plan = tuple[tuple[str, str, Any, bool, type | None], ...]
+
+
+class _Long:
+    """The plan's mark of a `Long` field: an int in 64 bits is written as its digits, without a call."""
 
 
 def _plain_plan(parent_type: GraphQLObjectType, grouped_field_set: Any) -> Plan | None:
@@ -48,9 +54,25 @@ def plain_plan(parent_type: GraphQLObjectType, selected: Iterable[tuple[str, Fie
             field_type, nullable = field_type.of_type, False
         if not isinstance(field_type, _SCALARS):
             return None
-        same = _AS_THEY_ARE.get(field_type.name) if field_type is specified_scalar_types.get(field_type.name) else None
+        same = _AS_THEY_ARE.get(field_type.name) if field_type is specified_scalar_types.get(field_type.name) else \
+            _Long if getattr(field_type, "coerce_output_value", None) is serialize_long else None
         plan.append((response_name, name, field_type, nullable, same))
     return tuple(plan)
+
+
+_MISS = object()  # a value left to the general path
+
+
+def _completed(value: Any, field_type: Any) -> Any:
+    """A value that is neither written as it is nor null, completed by its scalar; _MISS for one that
+    takes the general path (a callable for the default resolver, a value the scalar refuses)."""
+    if callable(value):
+        return _MISS
+    try:
+        coerced = field_type.coerce_output_value(value)
+    except Exception:  # noqa: BLE001 - the general path reports it exactly
+        return _MISS
+    return _MISS if coerced is None or coerced is Undefined else coerced
 
 
 def plain_object(source: dict[str, Any], plan: Plan) -> dict[str, Any] | None:
@@ -68,16 +90,43 @@ def plain_object(source: dict[str, Any], plan: Plan) -> dict[str, Any] | None:
                 return None
             results[response_name] = None
             continue
-        if callable(value):
-            return None
-        try:
-            coerced = field_type.coerce_output_value(value)
-        except Exception:  # noqa: BLE001 - the general path reports it exactly
-            return None
-        if coerced is None or coerced is Undefined:
+        if same is _Long and type(value) is int and LONG_MIN <= value <= LONG_MAX:
+            results[response_name] = str(value)
+            continue
+        coerced = _completed(value, field_type)
+        if coerced is _MISS:
             return None
         results[response_name] = coerced
     return results
+
+
+def compiled_writer(plan: Plan) -> Callable[[dict[str, Any]], dict[str, Any] | None]:
+    """`plain_object` of one plan, as a function of the record alone: one statement per field and one
+    dict display, with no loop over the plan. Worth it where a plan serves many requests (a direct
+    list's, kept with the parsed document); the names and types are the function's constants."""
+    constants: dict[str, Any] = {"_MISS": _MISS, "_completed": _completed, "LONG_MIN": LONG_MIN,
+                                 "LONG_MAX": LONG_MAX}
+    lines = ["def write(source):", "    get = source.get"]
+    for position, (response_name, name, field_type, nullable, same) in enumerate(plan):
+        constants[f"N{position}"], constants[f"T{position}"] = name, field_type
+        constants[f"K{position}"], constants[f"S{position}"] = response_name, same
+        value = f"v{position}"
+        lines.append(f"    {value} = get(N{position})")
+        branch = "if"
+        if same is not None and same is not _Long:
+            lines.append(f"    if type({value}) is S{position}: pass")
+            branch = "elif"
+        lines.append(f"    {branch} {value} is None:" + ("" if nullable else " return None"))
+        if nullable:
+            lines.append("        pass")
+        if same is _Long:
+            lines.append(f"    elif type({value}) is int and LONG_MIN <= {value} <= LONG_MAX: {value} = str({value})")
+        lines.append("    else:")
+        lines.append(f"        {value} = _completed({value}, T{position})")
+        lines.append(f"        if {value} is _MISS: return None")
+    lines.append("    return {" + ", ".join(f"K{i}: v{i}" for i in range(len(plan))) + "}")
+    exec("\n".join(lines), constants)  # noqa: S102 - the text is ours; every name and type is a constant
+    return constants["write"]
 
 
 class PlainFieldExecutor(Executor):

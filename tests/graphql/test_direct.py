@@ -15,6 +15,8 @@ CASES = [
     ("query Named($n: Int, $f: PostFilter) { postList(first: $n, filter: $f) { id title } }",
      {"n": 2, "f": {"views": {"gte": 2}}}, "Named"),
     ("query($s: String) { postList(search: $s, sort: \"title\") { title } }", {"s": "ba"}, None),
+    # Arguments the document alone gives are kept with its plan; variables it does not declare are ignored.
+    ("{ postList(first: 2, sort: \"-title\", search: \"a\") { title } }", {"unused": 1}, None),
     # Refused before anything runs: the executor words these.
     ("query($n: Int) { postList(first: $n) { id } }", {"n": "many"}, None),
     ("query Named { postList { id } }", None, "Other"),
@@ -68,6 +70,15 @@ async def test_the_cases_see_data_and_each_kind_of_error(api, graphql, db):  # n
     _, odd, _ = await _both(api, graphql, *ODD)
     assert odd["data"]["postList"][-1] == {"title": "zulu", "views": None}
     assert "Long cannot represent" in odd["errors"][0]["message"]
+
+
+async def test_long_values_are_written_as_graphql_core_writes_them(api, graphql, db):  # noqa: F811
+    for title, views in (("a big one", 2 ** 40), ("a float", 7.0), ("a negative", -5), ("the largest", 2 ** 63 - 1)):
+        await seed_post(db, title, views=views)
+    _, direct, general = await _both(api, graphql, "{ postList(sort: \"title\") { title views } }", None, None)
+    assert direct == general == {"data": {"postList": [
+        {"title": "a big one", "views": "1099511627776"}, {"title": "a float", "views": "7"},
+        {"title": "a negative", "views": "-5"}, {"title": "the largest", "views": "9223372036854775807"}]}}
 
 
 @pytest.mark.parametrize("query", [

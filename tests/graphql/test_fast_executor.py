@@ -117,3 +117,37 @@ def test_plain_objects_are_completed_in_one_loop_with_the_same_answer():
     assert calls == ["item"]
     assert _run(Counting, query)["data"]["cleanItems"][2] == {
         "id": "3", "title": "Three", "again": "Three", "count": -1, "color": None}
+
+
+def test_a_compiled_writer_writes_what_plain_object_writes():
+    from service.graphql.fast import compiled_writer, plain_object, plain_plan
+    from service.graphql.scalars import GraphQLLong, bind_scalars
+
+    schema = bind_scalars(build_schema("""
+        scalar Long
+        enum Color { RED GREEN }
+        type Row { id: ID! name: String title: String! count: Int ratio: Float flag: Boolean color: Color
+                   views: Long big: Long! }
+        type Query { rows: [Row!]! }
+    """))
+    row_type = schema.type_map["Row"]
+    assert row_type.fields["views"].type.coerce_output_value is GraphQLLong.coerce_output_value
+    query = parse("{ rows { id name again: name title count ratio flag color views big } }")
+    nodes = query.definitions[0].selection_set.selections[0].selection_set.selections
+    plan = plain_plan(row_type, (((n.alias or n.name).value, n) for n in nodes))
+    write = compiled_writer(plan)
+    good = {"id": "1", "name": "a", "title": "A", "count": 3, "ratio": 0.5, "flag": True, "color": "RED",
+            "views": 2 ** 40, "big": -5}
+    variations = [{}, {"id": 7}, {"name": None}, {"name": 3}, {"title": None}, {"count": 2.0}, {"count": 2 ** 31},
+                  {"count": "many"}, {"ratio": 2}, {"ratio": float("nan")}, {"flag": 0}, {"color": "BLUE"},
+                  {"views": None}, {"views": 7.0}, {"views": True}, {"views": "12"}, {"views": 2 ** 63},
+                  {"big": None}, {"big": 2 ** 63 - 1}, {"big": -(2 ** 63) - 1}, {"name": lambda: "called"}]
+    written = [write({**good, **change}) for change in variations]
+    assert written == [plain_object({**good, **change}, plan) for change in variations]
+    assert written[0] == {"id": "1", "name": "a", "again": "a", "title": "A", "count": 3, "ratio": 0.5,
+                          "flag": True, "color": "RED", "views": "1099511627776", "big": "-5"}
+    refused = [variations[position] for position, row in enumerate(written) if row is None]
+    assert [list(change.items())[0][0] for change in refused] == [
+        "title", "count", "count", "ratio", "color", "views", "views", "big", "big", "name"]
+    assert written[variations.index({"views": 7.0})]["views"] == "7"
+    assert written[variations.index({"flag": 0})]["flag"] is False

@@ -5,7 +5,8 @@ operations one request runs; an operation called without one (REST, which runs o
 request; the console) takes a fresh one for itself (`of`, `held`). The changes of a live feed are
 not bounded: they carry the eager relations the application declares, which no subscriber can widen.
 The serialization path charges it with the encoded size of each resource object as it will be written
-(the REST JSON: compact UTF-8): the records of a page or the record shown, and related records at
+(the REST JSON: compact UTF-8): the records of a page (in one encoding of them all, unless the page
+may be cut) or the record shown, and related records at
 every depth once per place the answer writes them (`service.core.reading.loading` works out each related
 record's size once, its nested relations included, and charges it per place). An answer over the
 budget stops there with a 400 `RESPONSE_TOO_LARGE`, before the rest of it is built and before any of

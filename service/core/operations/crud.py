@@ -123,9 +123,8 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
         if kept < len(rows):
             data, spent.cut = data[:kept], (kept, len(rows))
     spent.charge(frame + max(len(data) - 1, 0))
-    apply_fieldsets(data, chosen)  # flat records, built to it already, have no type to trim by
-    body["data"] = data
-    return body
+    apply_fieldsets(data, {} if context.flat_records else chosen)  # flat records are built to them already
+    return {**body, "data": data}
 
 
 async def _records(app: Restify, resource: Resource, context: Context, gate: Any,
@@ -138,20 +137,20 @@ async def _records(app: Restify, resource: Resource, context: Context, gate: Any
         shown = [f for f in shown if f.name in keep]
     data: list[dict[str, Any]] = []
     sizes: list[int] = []
-    built = 0
     tree = with_eager(resource, related)
     flat = context.flat_records = context.flat_records and not tree
     for d, record in rows:
         flags = gate.flags(record, shown=True) if context.shows_flags and not flat else {}
         item = flat_object(shown, d, keep) if flat else \
             resource_object(resource.name, shown, d, None, record_meta(flags, d), keep)
-        size = own_size(item)
-        if room is not None and built + size > room.bytes:
+        size = own_size(item) if room is not None else 0  # a page that is not cut is sized at once
+        if room is not None and sum(sizes) + size > room.bytes:
             break  # the records past what fits are not built
         spent.charge(size)
-        built += size
         data.append(item)
         sizes.append(size)
+    if room is None:  # the records' own bytes: the page's without its brackets and commas (the caller's)
+        spent.charge(encoded_size(data) - 2 - max(len(data) - 1, 0))
     if tree:
         documents = [d for d, _ in rows[:len(data)]]
         loaded = await load_related(app, resource, context, documents, tree, spent=spent, keep=chosen,

@@ -89,13 +89,19 @@ def cursor_binding(*parts: Any) -> str:
 def encode(secret: bytes, bound: str, position: Position) -> str:
     direction = "n" if position.forward else "p"
     sealed = [bound, [_plain(v) for v in position.values]]
-    body = _sealed_json(sealed, position.values)
+    return direction + _seal(secret, direction, _sealed_json(sealed, position.values))
+
+
+@lru_cache(maxsize=1024)
+def _seal(secret: bytes, direction: str, body: bytes) -> str:
+    """`body` sealed. The nonce is derived from what it seals, so a seal is a function of its inputs:
+    the cursors of the pages most asked for (the first pages of lists) are sealed once."""
     cipher, nonce_mac = _keys(secret)
     associated = _LABEL + direction.encode()
     mac = nonce_mac.copy()
     mac.update(associated + b"\0" + body)
     nonce = mac.digest()[:_NONCE_BYTES]
-    return direction + _b64(nonce + cipher.encrypt(nonce, body, associated))
+    return _b64(nonce + cipher.encrypt(nonce, body, associated))
 
 
 def _sealed_json(sealed: list[Any], values: tuple[Any, ...]) -> bytes:
