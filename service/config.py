@@ -269,9 +269,13 @@ MEANINGS: dict[str, str] = {
 }
 
 class Settings:
+    """The settings of one application. Change them with `set`: the numbers and caps read on every
+    request are worked out once and remembered until then."""
+
     def __init__(self, values: Mapping[str, Mapping[str, Any]] | None = None, app_dir: str | Path = ".") -> None:
         self.app_dir = Path(app_dir).resolve()
         self.values: dict[str, dict[str, Any]] = copy.deepcopy(DEFAULTS)
+        self._read: dict[tuple[str, str, str], Any] = {}  # (reading, section, key) -> what it read
         for section, items in (values or {}).items():
             self.values.setdefault(section, {}).update(items)
 
@@ -291,14 +295,25 @@ class Settings:
     def positive(self, section: str, key: str) -> int | float:
         """A size, count or time that must be above 0; one that is not (0, empty, not a number) takes its
         default (DEFAULTS)."""
-        found = _number(self.get(section, key))
-        return _default(section, key) if found is None or found <= 0 else found
+        read = self._read.get(("positive", section, key))
+        if read is None:
+            found = _number(self.get(section, key))
+            read = self._read["positive", section, key] = \
+                _default(section, key) if found is None or found <= 0 else found
+        return read
 
     def set(self, section: str, key: str, value: Any) -> None:
         self.values.setdefault(section, {})[key] = value
+        self._read.clear()
 
     def cap(self, section: str, key: str) -> int | None:
         """An optional limit; null, 0, "", negative or non-numeric means no cap."""
+        read = self._read.get(("cap", section, key), ())
+        if read == ():
+            read = self._read["cap", section, key] = self._cap(section, key)
+        return read
+
+    def _cap(self, section: str, key: str) -> int | None:
         raw = self.get(section, key)
         if isinstance(raw, bool):
             return None
@@ -325,7 +340,11 @@ class Settings:
 
     @property
     def requires_user(self) -> bool:
-        return "auth:token" in self.value("routes", "middleware")
+        read = self._read.get(("requires_user", "routes", "middleware"))
+        if read is None:
+            read = self._read["requires_user", "routes", "middleware"] = "auth:token" in self.value("routes",
+                                                                                                   "middleware")
+        return read
 
     @property
     def mongodb_uri(self) -> str:

@@ -126,3 +126,17 @@ def test_the_hashing_lane_takes_half_the_cores_unless_told():
     from service.core.kernel import Passwords, cores
     assert Passwords(time_cost=1, memory_kib=8).threads == max(1, cores() // 2)
     assert Passwords(time_cost=1, memory_kib=8, threads=3).threads == 3
+
+
+def test_settings_read_on_every_request_are_read_anew_after_a_change(tmp_path):
+    settings = Settings(app_dir=tmp_path)
+    assert settings.max_per_page is None and settings.positive("pagination", "per_page") == 15
+    assert settings.requires_user is False
+    settings.set("pagination", "max_per_page", 7)
+    settings.set("pagination", "per_page", "5")
+    settings.set("routes", "middleware", ["auth:token"])
+    assert settings.max_per_page == 7 and settings.positive("pagination", "per_page") == 5
+    assert settings.requires_user is True
+    settings.set("pagination", "max_per_page", 0)
+    settings.set("pagination", "per_page", -1)
+    assert settings.max_per_page is None and settings.positive("pagination", "per_page") == 15

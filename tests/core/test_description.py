@@ -200,3 +200,20 @@ async def test_graphql_takes_and_gives_a_text_kind_integer_as_an_integer(api, an
     query = "mutation { createGadget(input: {n: 5, ratio: 2.5, flag: true}) { n ratio flag } }"
     response = await api.post("/graphql", {"query": query}, token=ann["token"])
     assert response.json == {"data": {"createGadget": {"n": "5", "ratio": 2.5, "flag": True}}}  # n is a Long
+
+
+def test_dates_are_written_in_utc_with_milliseconds_and_z():
+    from datetime import datetime, timedelta, timezone
+
+    from bson.tz_util import utc as stored_utc
+
+    from service.core.declarations import iso
+
+    moment = datetime(2026, 11, 28, 12, 30, 45, 123999)
+    assert iso(moment) == "2026-11-28T12:30:45.123Z"  # naive: UTC, as the driver keeps it without tz_aware
+    assert iso(moment.replace(tzinfo=timezone.utc)) == "2026-11-28T12:30:45.123Z"
+    assert iso(moment.replace(tzinfo=stored_utc)) == "2026-11-28T12:30:45.123Z"  # what the driver reads
+    assert iso(moment.replace(tzinfo=timezone(timedelta(hours=2)))) == "2026-11-28T10:30:45.123Z"
+    assert iso(moment.replace(tzinfo=timezone(timedelta(hours=-3, minutes=-30)))) == "2026-11-28T16:00:45.123Z"
+    assert iso(datetime(2026, 1, 1, tzinfo=timezone(timedelta(seconds=30)))) == "2025-12-31T23:59:30.000Z"
+    assert iso("2026-11-28") == "2026-11-28" and iso(None) is None

@@ -61,8 +61,12 @@ def to_number(value: Any) -> int | float | None:
 def iso(value: Any) -> Any:
     """A datetime as the service writes dates (UTC, milliseconds, `Z`); anything else as it is."""
     if isinstance(value, datetime):
+        # The stored dates are UTC (naive or aware): written as they are, without a conversion.
+        text = value.isoformat(timespec="milliseconds")
         if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
+            return text + "Z"
+        if text.endswith("+00:00"):
+            return text[:-6] + "Z"
         return value.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     return value
 

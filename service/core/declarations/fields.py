@@ -2,6 +2,7 @@
 from this state once, by `service.core.declarations.description`, which every door uses."""
 import sys
 from collections.abc import Callable
+from functools import lru_cache
 from types import FrameType
 from typing import Any
 
@@ -12,6 +13,18 @@ _NO_DEFAULT = object()
 
 
 def _split(rules: tuple[str | list[str], ...]) -> list[str]:
+    if all(type(rule) is str for rule in rules):
+        return list(_split_text(rules))
+    return _split_any(rules)
+
+
+@lru_cache(maxsize=1024)
+def _split_text(rules: tuple[str, ...]) -> tuple[str, ...]:
+    # Fields are declared on every request, mostly with the same rule texts: each text is split once.
+    return tuple(_split_any(rules))
+
+
+def _split_any(rules: tuple[str | list[str], ...]) -> list[str]:
     flat: list[str] = []
     for rule in rules:
         items = rule if isinstance(rule, (list, tuple)) else str(rule).split("|")
@@ -153,7 +166,8 @@ class Field(ByPolicy):
     def _exposed(self, flag: str) -> "Field":
         """Sets `flag`, which lets requests ask about the field's values (refused on a hidden one)."""
         setattr(self, flag, True)
-        self.check_hidden()
+        if self.is_hidden or self.compute is not None or self.compute_many is not None:
+            self.check_hidden()
         return self
 
     def searchable(self, text: bool = False) -> "Field":

@@ -17,10 +17,10 @@ from service.core.declarations import (DATA_MEMBER, READ, WRITE, Budget, Context
                                        budget_of, encoded_size, held_budget, own_size)
 from service.core.identity import pace_writes, refuse_unverified
 from service.core.kernel import Forbidden, NotFound, Unauthenticated, with_values
-from service.core.reading import (FILTER, Fieldsets, IndexQuery, Page, RelationTree, Visible, apply_fieldsets,
-                                  as_parameters, asked_relations, bindable, cursor_binding, cursor_key, fill,
-                                  flat_object, forced, index_query, load_related, parse_fieldsets, ranked,
-                                  read_cursor_page, read_through_page, record_meta, refuse_before_reading,
+from service.core.reading import (FILTER, Attributes, Fieldsets, IndexQuery, Page, RelationTree, Visible,
+                                  apply_fieldsets, as_parameters, asked_relations, bindable, cursor_binding,
+                                  cursor_key, fill, flat_object, forced, index_query, load_related, parse_fieldsets,
+                                  ranked, read_cursor_page, read_through_page, record_meta, refuse_before_reading,
                                   refuse_unranked, relation_key, require_readable, resolve, resource_object,
                                   search_within, taking_turns, text_fields, trashed_asked, visibility_of, visible,
                                   with_eager, with_relations, with_relationships)
@@ -133,16 +133,16 @@ async def _records(app: Restify, resource: Resource, context: Context, gate: Any
     """The page's resource objects with their relations (without any, `flat_object`s: `Context.flat_records`),
     charged to `spent`, and their sizes. A page that may be cut builds what may fit, related records once."""
     keep, shown, room = chosen.get(resource.name), visible(fields), spent.room
-    if keep is not None:  # a fieldset: only what it keeps is built (and sized)
-        shown = [f for f in shown if f.name in keep]
+    # A fieldset: only what it keeps is built (and sized).
+    writer = Attributes([f for f in shown if f.name in keep] if keep is not None else shown, keep)
     data: list[dict[str, Any]] = []
     sizes: list[int] = []
     tree = with_eager(resource, related)
     flat = context.flat_records = context.flat_records and not tree
     for d, record in rows:
         flags = gate.flags(record, shown=True) if context.shows_flags and not flat else {}
-        item = flat_object(shown, d, keep) if flat else \
-            resource_object(resource.name, shown, d, None, record_meta(flags, d), keep)
+        item = flat_object(writer, d) if flat else \
+            resource_object(resource.name, writer, d, None, record_meta(flags, d))
         size = own_size(item) if room is not None else 0  # a page that is not cut is sized at once
         if room is not None and sum(sizes) + size > room.bytes:
             break  # the records past what fits are not built

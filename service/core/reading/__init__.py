@@ -15,7 +15,8 @@ from service.core.reading.planning import refuse_before_reading
 from service.core.reading.presenting import asked_relations, serialize, with_relations
 from service.core.reading.query import IndexQuery, RelationTree, max_related_depth
 from service.core.reading.ranking import ranked, refuse_unranked, text_fields
-from service.core.reading.serializer import flat_object, record_meta, resource_object, visible, with_relationships
+from service.core.reading.serializer import (Attributes, flat_object, record_meta, resource_object, visible,
+                                            with_relationships)
 from service.core.reading.through import bindable, read_through_page, relation_key, resolve, search_within
 from service.core.reading.visibility import Visible, forced, trashed_asked, visibility_of
 
@@ -23,7 +24,8 @@ __all__ = [
     "AGGREGATE_PARAMETERS", "Aggregation", "aggregatable", "aggregation_answer", "declares_aggregations",
     "group_keys", "parse_aggregation",
     "bindable", "resolve",
-    "ComputeContext", "FILTER", "Fieldsets", "IndexQuery", "Page", "RelationTree", "Visible", "apply_fieldsets",
+    "Attributes", "ComputeContext", "FILTER", "Fieldsets", "IndexQuery", "Page", "RelationTree", "Visible",
+    "apply_fieldsets",
     "as_parameters", "asked_relations", "computed_fields", "cursor_binding", "cursor_key", "fill", "flat_object",
     "forced",
     "index_query", "load_related", "max_related_depth", "parse_fieldsets", "query_text", "read_cursor_page",

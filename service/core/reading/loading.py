@@ -33,7 +33,7 @@ from service.core.reading import visibility
 from service.core.reading.computed import fill
 from service.core.reading.fieldsets import Fieldsets
 from service.core.reading.query import RelationTree
-from service.core.reading.serializer import resource_object, visible
+from service.core.reading.serializer import Attributes, resource_object, visible
 from service.core.reading.visibility import Visible
 
 if TYPE_CHECKING:
@@ -146,7 +146,8 @@ class _Loader:
             grouped = _group(relation, owners, targets)
             fields = visible(relation.target.fields(self.context))
             await fill(self.app, relation.target, self.context, targets, fields, self.keep.get(relation.target.name))
-            objects = {t["id"]: resource_object(relation.target.name, fields, t) for t in targets}
+            writer = Attributes(fields)
+            objects = {t["id"]: resource_object(relation.target.name, writer, t) for t in targets}
             target_keep = self.keep.get(relation.target.name)
             sizes = {i: own_size(o, target_keep) for i, o in objects.items()} if shown else dict.fromkeys(objects, 0)
             self.spent.charge(sum(sizes.values()))  # each record as it is built

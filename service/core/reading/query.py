@@ -180,8 +180,8 @@ def parse_filters(query: IndexQuery, fields: list[Field], params: Mapping[str, s
     `most`: the most values an `in` / `nin` may list."""
     by_name = {f.name: f for f in fields}
     for name, raw in params.items():
-        match = FILTER_NAME.match(name)
-        if name in RESERVED or match is None or match["field"] in _ELSEWHERE or match["sub"]:
+        match = FILTER_NAME.match(name) if name not in RESERVED else None
+        if match is None or match["field"] in _ELSEWHERE or match["sub"]:
             continue
         field_ = by_name.get(match["field"])
         if not match["negated"] and match["op"] is None:  # the plain exact match; unknown names are ignored

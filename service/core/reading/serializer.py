@@ -10,12 +10,12 @@ from service.core.declarations import TIMESTAMPS, Field, iso
 from storage import version_of
 
 
-def present(field: Field, value: Any) -> Any:
+def present(kind: str, value: Any) -> Any:
     if value is None:
         return None
-    if field.kind == "boolean":
+    if kind == "boolean":
         return bool(value)
-    if field.kind == "numeric" and isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+    if kind == "numeric" and isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         return value
     return iso(value)
 
@@ -24,25 +24,38 @@ def visible(fields: list[Field]) -> list[Field]:
     return [f for f in fields if not f.is_hidden]
 
 
-def attributes(fields: list[Field], document: dict[str, Any], keep: frozenset[str] | None = None,
-               shown: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The attributes of `fields`, with the timestamps (those in `keep` when a fieldset is given),
-    written into `shown` when given."""
-    get = document.get
-    shown = {} if shown is None else shown
-    for field in fields:
-        if field.shown_for is not None and not field.shown_for(document):
-            continue  # `can_see` refuses this record's value to this user
-        value = get(field.name)
-        # Strings and None of text fields are shown as stored: the common case skips present().
-        shown[field.name] = value if value is None or (type(value) is str and field.kind != "boolean") \
-            else present(field, value)
-    for name in TIMESTAMPS:
-        if keep is not None and name not in keep:
-            continue
-        value = get(name)
-        shown[name] = value if value is None or type(value) is str else iso(value)
-    return shown
+class Attributes:
+    """How a list of fields writes the attributes of a record, with the timestamps (those in `keep`
+    when a fieldset is given): what it reads of the fields is read once, for every record of a page."""
+
+    __slots__ = ("fields", "timestamps")
+
+    def __init__(self, fields: list[Field], keep: frozenset[str] | None = None) -> None:
+        self.fields = tuple((f.name, f.kind, f.shown_for) for f in fields)
+        self.timestamps = TIMESTAMPS if keep is None else tuple(name for name in TIMESTAMPS if name in keep)
+
+    def write(self, document: dict[str, Any], shown: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The attributes of `document`, written into `shown` when given."""
+        get = document.get
+        shown = {} if shown is None else shown
+        for name, kind, shown_for in self.fields:
+            if shown_for is not None and not shown_for(document):
+                continue  # `can_see` refuses this record's value to this user
+            value = get(name)
+            # Strings and None of text fields are shown as stored: the common case skips present().
+            shown[name] = value if value is None or (type(value) is str and kind != "boolean") \
+                else present(kind, value)
+        for name in self.timestamps:
+            value = get(name)
+            shown[name] = value if value is None or type(value) is str else iso(value)
+        return shown
+
+
+def attributes(fields: "list[Field] | Attributes", document: dict[str, Any],
+               keep: frozenset[str] | None = None, shown: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The attributes of `fields` (or of a writer already made of them, which holds its `keep`)."""
+    writer = fields if isinstance(fields, Attributes) else Attributes(fields, keep)
+    return writer.write(document, shown)
 
 
 def record_meta(flags: dict[str, bool], document: dict[str, Any]) -> dict[str, Any]:
@@ -52,11 +65,12 @@ def record_meta(flags: dict[str, bool], document: dict[str, Any]) -> dict[str, A
     return {**flags, "version": version_of(document)}
 
 
-def resource_object(type_name: str, fields: list[Field], document: dict[str, Any],
+def resource_object(type_name: str, fields: "list[Field] | Attributes", document: dict[str, Any],
                     relationships: dict[str, list[dict]] | None = None,
                     meta: dict[str, Any] | None = None, keep: frozenset[str] | None = None) -> dict[str, Any]:
-    """`fields` are the visible fields, computed once per request rather than per row; with a fieldset
-    (`keep`) they are its fields alone, and the timestamps are those it keeps."""
+    """`fields` are the visible fields, computed once per request rather than per row (or their
+    `Attributes`, once per page); with a fieldset (`keep`) they are its fields alone, and the timestamps
+    are those it keeps."""
     data: dict[str, Any] = {"id": document["id"], "type": type_name,
                             "attributes": attributes(fields, document, keep)}
     if relationships is not None:
@@ -66,7 +80,8 @@ def resource_object(type_name: str, fields: list[Field], document: dict[str, Any
     return data
 
 
-def flat_object(fields: list[Field], document: dict[str, Any], keep: frozenset[str] | None = None) -> dict[str, Any]:
+def flat_object(fields: "list[Field] | Attributes", document: dict[str, Any],
+                keep: frozenset[str] | None = None) -> dict[str, Any]:
     """A record on one level: its id, its version, then its attributes (an attribute named `version`
     wins, as it does in the record's GraphQL type)."""
     return attributes(fields, document, keep, {"id": document["id"], "version": version_of(document)})

@@ -76,7 +76,10 @@ class Visible:
 
     def shown(self, documents: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         """The documents `show` allows, in their order."""
-        return [document for document in documents if self.shows(document)]
+        if self.trashed != "without":
+            return [document for document in documents if self.shows(document)]
+        shows, model = self.gate.shows, self.resource.model  # `shows`, looked up once for a page
+        return [document for document in documents if shows(model(document))]
 
     def admits(self, document: dict[str, Any]) -> bool:
         """For a document no query read (a change stream delivered it): the scope tested in the
