@@ -144,9 +144,10 @@ async def _records(app: Restify, resource: Resource, context: Context, gate: Any
         item = flat_object(writer, d) if flat else \
             resource_object(resource.name, writer, d, None, record_meta(flags, d))
         size = own_size(item) if room is not None else 0  # a page that is not cut is sized at once
-        if room is not None and sum(sizes) + size > room.bytes:
-            break  # the records past what fits are not built
-        spent.charge(size)
+        if room is not None:
+            if sum(sizes) + size > room.bytes:
+                break  # the records past what fits are not built
+            spent.charge(size)
         data.append(item)
         sizes.append(size)
     if room is None:  # the records' own bytes: the page's without its brackets and commas (the caller's)

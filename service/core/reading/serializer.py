@@ -4,20 +4,23 @@ Only exposed (non-hidden) fields appear, and a field by policy only where its `c
 (`service.core.declarations.exposure`); stored values are normalized by the
 field's kind, so a boolean the server kept as 1/0 still reads as true/false.
 """
+from datetime import datetime
 from typing import Any
 
 from service.core.declarations import TIMESTAMPS, Field, iso
 from storage import version_of
 
+_AS_STORED = frozenset({str, int, float})  # what a field that is not a boolean shows as it is stored
+
 
 def present(kind: str, value: Any) -> Any:
+    """A stored value as answers write it: a boolean field's 1/0 as true/false, a date in UTC; any
+    other value as stored."""
     if value is None:
         return None
     if kind == "boolean":
         return bool(value)
-    if kind == "numeric" and isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return value
-    return iso(value)
+    return iso(value) if isinstance(value, datetime) else value
 
 
 def visible(fields: list[Field]) -> list[Field]:
@@ -42,8 +45,9 @@ class Attributes:
             if shown_for is not None and not shown_for(document):
                 continue  # `can_see` refuses this record's value to this user
             value = get(name)
-            # Strings and None of text fields are shown as stored: the common case skips present().
-            shown[name] = value if value is None or (type(value) is str and kind != "boolean") \
+            # Strings, numbers and None of fields that are not booleans are shown as stored: the common
+            # case skips present().
+            shown[name] = value if (type(value) in _AS_STORED and kind != "boolean") or value is None \
                 else present(kind, value)
         for name in self.timestamps:
             value = get(name)
