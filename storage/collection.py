@@ -94,15 +94,10 @@ class Collection(Writes):
                 fields: tuple[str, ...] = ()) -> Any:
         sorted_by = (name for name, _ in sort or () if name != RELEVANCE)
         projection = dict.fromkeys(_mongo_names([*fields, *sorted_by]), 1) if fields else None
-        cursor = self._col.find(query, projection)
-        if sort:
-            cursor = cursor.sort(_mongo_sort(sort))
-        if skip:
-            cursor = cursor.skip(skip)
-        if limit:
-            cursor = cursor.limit(limit)
-        # One round trip for a whole page or relation batch, not 101 documents then getMore.
-        return cursor.batch_size(min(limit, FIRST_BATCH) if limit else FIRST_BATCH)
+        # One round trip for a whole page or relation batch, not 101 documents then getMore. The options are
+        # given to find itself: each chained call is a round through the driver's wrappers.
+        return self._col.find(query, projection, sort=_mongo_sort(sort) if sort else None, skip=skip, limit=limit,
+                              batch_size=min(limit, FIRST_BATCH) if limit else FIRST_BATCH)
 
     async def _find_by_id_bound(self, where: Filter, bound: IdBound, sort: Sort | None,
                                 limit: int, fields: tuple[str, ...]) -> list[dict] | None:

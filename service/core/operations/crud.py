@@ -112,7 +112,7 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
             await refuse_before_reading(app, resource, context, with_eager(resource, query.related), read_page)
             page = await read_page()
         total = await collection.count(where, count_kept_for) if query.counted else None
-    rows = [(d, resource.model(d)) for d in seen.shown(page.documents)]
+    rows = seen.shown_rows(page.documents)
     await fill(app, resource, context, [d for d, _ in rows], fields, chosen.get(resource.name))
     spent = budget_of(app, context)
     data, sizes = await _records(app, resource, context, seen.gate, rows, fields, query.related, chosen, spent)

@@ -56,7 +56,9 @@ class Visible:
     def within(self, where: Filter | None = None) -> Filter:
         """`where`, narrowed to the records the scope lets the user read (and to those not trashed,
         or only the trashed ones)."""
-        where = replace(where if where is not None else Filter(), any_of=self.scope)
+        where = where if where is not None else Filter()
+        if where.any_of is not self.scope:  # (a filter without a rule, for a user without one, is kept)
+            where = replace(where, any_of=self.scope)
         if self.trashed == "with" or not self.resource.soft_deletes:
             return where
         return replace(where, conditions=(*where.conditions, (DELETED_AT, "null", self.trashed == "without")))
@@ -64,7 +66,9 @@ class Visible:
     def shows(self, document: dict[str, Any]) -> bool:
         """`show` for a record the scope let through (see `Gate.shows`); for a trashed one, then
         `view_trashed` (else `delete`)."""
-        record = self.resource.model(document)
+        return self._shows(document, self.resource.model(document))
+
+    def _shows(self, document: dict[str, Any], record: Model) -> bool:
         return self.gate.shows(record) and (self.trashed == "without" or document.get(DELETED_AT) is None
                                             or self.gate.allows_or("view_trashed", "delete", record))
 
@@ -76,10 +80,16 @@ class Visible:
 
     def shown(self, documents: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         """The documents `show` allows, in their order."""
+        return [document for document, _ in self.shown_rows(documents)]
+
+    def shown_rows(self, documents: Iterable[dict[str, Any]]) -> list[tuple[dict[str, Any], Model]]:
+        """(document, record) for each document `show` allows, in their order: the record `show` was
+        asked about, for the caller's other questions."""
+        rows = [(document, self.resource.model(document)) for document in documents]
         if self.trashed != "without":
-            return [document for document in documents if self.shows(document)]
-        shows, model = self.gate.shows, self.resource.model  # `shows`, looked up once for a page
-        return [document for document in documents if shows(model(document))]
+            return [row for row in rows if self._shows(*row)]
+        shows = self.gate.shows  # looked up once for a page
+        return [row for row in rows if shows(row[1])]
 
     def admits(self, document: dict[str, Any]) -> bool:
         """For a document no query read (a change stream delivered it): the scope tested in the
