@@ -9,7 +9,7 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -295,12 +295,10 @@ class Settings:
     def positive(self, section: str, key: str) -> int | float:
         """A size, count or time that must be above 0; one that is not (0, empty, not a number) takes its
         default (DEFAULTS)."""
-        read = self._read.get(("positive", section, key))
-        if read is None:
+        def work() -> int | float:
             found = _number(self.get(section, key))
-            read = self._read["positive", section, key] = \
-                _default(section, key) if found is None or found <= 0 else found
-        return read
+            return _default(section, key) if found is None or found <= 0 else found
+        return self._remembered("positive", section, key, work)
 
     def set(self, section: str, key: str, value: Any) -> None:
         self.values.setdefault(section, {})[key] = value
@@ -308,10 +306,14 @@ class Settings:
 
     def cap(self, section: str, key: str) -> int | None:
         """An optional limit; null, 0, "", negative or non-numeric means no cap."""
-        read = self._read.get(("cap", section, key), ())
-        if read == ():
-            read = self._read["cap", section, key] = self._cap(section, key)
-        return read
+        return self._remembered("cap", section, key, lambda: self._cap(section, key))
+
+    def _remembered(self, reading: str, section: str, key: str, work: Callable[[], Any]) -> Any:
+        """What `work` reads of a setting, worked out once until `set` changes the settings."""
+        remembered = (reading, section, key)
+        if remembered not in self._read:
+            self._read[remembered] = work()
+        return self._read[remembered]
 
     def _cap(self, section: str, key: str) -> int | None:
         raw = self.get(section, key)
@@ -340,11 +342,8 @@ class Settings:
 
     @property
     def requires_user(self) -> bool:
-        read = self._read.get(("requires_user", "routes", "middleware"))
-        if read is None:
-            read = self._read["requires_user", "routes", "middleware"] = "auth:token" in self.value("routes",
-                                                                                                   "middleware")
-        return read
+        return self._remembered("requires_user", "routes", "middleware",
+                                lambda: "auth:token" in self.value("routes", "middleware"))
 
     @property
     def mongodb_uri(self) -> str:
