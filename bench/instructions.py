@@ -32,7 +32,23 @@ from bench.run import DB_NAME, _seed, selected
 CASES = ("motor find", "index operation", "graphql list")
 QUERY = "{ postList(first: 15) { id title body views published user_id created_at updated_at } }"
 WARM_UP = 30
+VALGRIND = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+
+
+def instructions_in(output: str) -> int | None:
+    """The instruction count valgrind printed in `output`; None when it printed none."""
+    found = _REFS.search(output)
+    return int(found.group(1).replace(",", "")) if found is not None else None
+
+
+def under_valgrind(prefix: str, bench: Callable[[Workspace, argparse.Namespace], int],
+                   args: argparse.Namespace) -> int:
+    """`bench` in a fresh workspace, once valgrind is known to be there."""
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed: apt-get install valgrind", file=sys.stderr)
+        return 2
+    return in_workspace(prefix, lambda workspace: bench(workspace, args))
 
 
 async def _child(case: str, calls: int) -> None:
@@ -69,20 +85,25 @@ async def _child(case: str, calls: int) -> None:
 
 def _counted(case: str, calls: int, env: dict[str, str]) -> int:
     """The instructions a child running `case` `calls` times executed, start-up included."""
-    command = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-               sys.executable, "-m", "bench.instructions", "--child", case, "--calls", str(calls)]
+    command = [*VALGRIND, sys.executable, "-m", "bench.instructions", "--child", case, "--calls", str(calls)]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
-    found = _REFS.search(done.stderr)
+    found = instructions_in(done.stderr)
     if done.returncode != 0 or found is None:
         raise RuntimeError(f"{case}: valgrind failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
+    return found
 
 
-def _bench(workspace: Workspace, args: argparse.Namespace) -> int:
+def seeded(workspace: Workspace) -> tuple[dict[str, str], str, str]:
+    """The environment of the workspace's database, seeded as `bench.run` seeds it; a post id and a token."""
     database = workspace.start_database()
     env = {**os.environ, "MONGODB_URI": database.uri, "RESTIFY_DATABASE_NAME": DB_NAME}
     print("seeding 100 users, 1,000 posts, 5,000 comments ...", flush=True)
-    asyncio.run(_seed(database.uri, env))
+    post_id, token = asyncio.run(_seed(database.uri, env))
+    return env, post_id, token
+
+
+def _bench(workspace: Workspace, args: argparse.Namespace) -> int:
+    env = seeded(workspace)[0]
     few = 20
     per_call: dict[str, float] = {}
     for case in (c for c in CASES if args.only is None or selected(c, args.only)):
@@ -98,19 +119,23 @@ def _bench(workspace: Workspace, args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.instructions", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--calls", type=int, default=200, help="calls counted per case (default 200)")
+def arguments(module: str, doc: str, counted: str, default: int) -> argparse.ArgumentParser:
+    """The options of a count: `--<counted>` (how many are counted per case) and `--only`."""
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=doc.split("\n\n")[0])
+    parser.add_argument(f"--{counted}", type=int, default=default,
+                        help=f"{counted} counted per case (default {default})")
     parser.add_argument("--only", help="run only the cases whose names contain one of these ('|' separates)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = arguments("bench.instructions", __doc__, "calls", 200)
     parser.add_argument("--child", choices=CASES, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         asyncio.run(_child(args.child, args.calls))
         return 0
-    if shutil.which("valgrind") is None:
-        print("valgrind is not installed: apt-get install valgrind", file=sys.stderr)
-        return 2
-    return in_workspace("restify-instructions-", lambda workspace: _bench(workspace, args))
+    return under_valgrind("restify-instructions-", _bench, args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,128 @@
+"""Instructions a server executes per request, counted by valgrind: the service (`restify serve`, one
+process) and the bare app answering the same request, so their ratio is the framework's own cost
+without the machine's noise.
+
+    python -m bench.served [--requests 300] [--only NAME]
+
+Each case starts its server under `valgrind --tool=cachegrind` twice, sends it a few keep-alive requests
+and then `--requests` more, stops it with SIGTERM and takes the difference per request (start-up, warm-up
+and shutdown cancel out; the timers a server runs while idle do not quite, which is why the count is
+large). Every answer must be a 200 (201 for a store).
+
+  index            GET /api/restify/posts?perPage=15 (guest; counted: estimated_document_count)
+  index uncounted  the same with count=none (what a GraphQL list reads)
+  graphql list     POST /graphql { postList(first: 15) { ... } } (guest); bare answers the uncounted index
+  show             GET /api/restify/posts/<id> with a bearer token
+"""
+import argparse
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from bench.instructions import VALGRIND, arguments, instructions_in, seeded, under_valgrind
+from bench.procs import ROOT, Workspace
+from bench.run import DB_NAME, selected
+from storage.embedded import free_port
+
+WARM_UP = 30
+_LIST = json.dumps({"query": "{ postList(first: 15) { id title body views published user_id created_at "
+                             "updated_at } }"}).encode()
+INDEX = "/api/restify/posts?perPage=15"
+UNCOUNTED = INDEX + "&count=none"
+Request = tuple[str, str, bytes, bool]  # method, path, body, with the token
+
+
+def _cases(post_id: str) -> dict[str, dict[str, Request]]:
+    """Each case's request to the service and to bare."""
+    show = ("GET", f"/api/restify/posts/{post_id}", b"", True)
+    return {
+        "index": {"service": ("GET", INDEX, b"", False), "bare": ("GET", INDEX, b"", False)},
+        "index uncounted": {"service": ("GET", UNCOUNTED, b"", False), "bare": ("GET", UNCOUNTED, b"", False)},
+        "graphql list": {"service": ("POST", "/graphql", _LIST, False), "bare": ("GET", UNCOUNTED, b"", False)},
+        "show": {"service": show, "bare": show},
+    }
+
+
+def _command(side: str, uri: str, port: int) -> list[str]:
+    if side == "service":
+        return [sys.executable, "-m", "service.cli", "--app-dir", str(ROOT), "serve", "--port", str(port)]
+    return [sys.executable, "-m", "bench.bare", "--uri", uri, "--db", DB_NAME, "--port", str(port)]
+
+
+def _wait_listening(port: int, process: subprocess.Popen, log: str) -> None:
+    deadline = time.monotonic() + 300  # start-up under valgrind is slow
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}; see {log}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"the server did not listen within 300 s; see {log}")
+
+
+def _counted(side: str, request: Request, count: int, env: dict[str, str], token: str, workdir: str) -> int:
+    """The instructions the server executed from start to stop, answering WARM_UP + `count` requests."""
+    port = free_port()
+    log = os.path.join(workdir, f"{side}-{count}.log")
+    command = [*VALGRIND, *_command(side, env["MONGODB_URI"], port)]
+    with open(log, "wb") as output:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+    try:
+        _wait_listening(port, process, log)
+        method, path, body, with_token = request
+        headers = {"Content-Type": "application/json"} if body else {}
+        if with_token:
+            headers["Authorization"] = f"Bearer {token}"
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        for _ in range(WARM_UP + count):
+            connection.request(method, path, body=body or None, headers=headers)
+            answer = connection.getresponse()
+            answer.read()
+            if answer.status not in (200, 201):
+                raise RuntimeError(f"{side} {method} {path}: {answer.status}")
+        connection.close()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=300)
+    with open(log, encoding="utf-8", errors="replace") as output:
+        found = instructions_in(output.read())
+    if found is None:
+        raise RuntimeError(f"valgrind printed no count; see {log}")
+    return found
+
+
+def _bench(workspace: Workspace, args: argparse.Namespace) -> int:
+    env, post_id, token = seeded(workspace)
+    few = 20
+    rows = []
+    for case, sides in _cases(post_id).items():
+        if args.only is not None and not selected(case, args.only):
+            continue
+        per_request = {}
+        for side, request in sides.items():
+            extra = _counted(side, request, few + args.requests, env, token, str(workspace.dir)) \
+                - _counted(side, request, few, env, token, str(workspace.dir))
+            per_request[side] = extra / args.requests
+        rows.append((case, per_request["service"], per_request["bare"]))
+        print(f"  done: {case}", flush=True)
+    print(f"\nServer instructions per request ({args.requests} requests counted, one process each)")
+    print(f"{'case':16} {'service (k)':>12} {'bare (k)':>10} {'bare ÷ service':>15}")
+    for case, service, bare in rows:
+        print(f"{case:16} {service / 1000:12,.0f} {bare / 1000:10,.0f} {bare / service:15.2f}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = arguments("bench.served", __doc__, "requests", 300).parse_args(argv)
+    return under_valgrind("restify-served-", _bench, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
