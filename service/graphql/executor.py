@@ -219,7 +219,10 @@ class GraphQLEndpoint:
         return []
 
     async def run(self, query: Any, variables: Any, operation_name: Any, context: Context,
-                  allow_mutations: bool = True) -> dict[str, Any]:
+                  allow_mutations: bool = True, measured: bool = False) -> dict[str, Any]:
+        """The answer's JSON. `measured`: the caller measures the encoded answer against the budget
+        (`Budget.check_encoded`, then `too_large`), so a list answered directly, after which nothing is
+        built, is not encoded a first time to be measured."""
         if not isinstance(query, str) or not query.strip():
             return _failure("The request must contain a query string.", "BAD_REQUEST")
         if variables is not None and not isinstance(variables, dict):
@@ -239,11 +242,12 @@ class GraphQLEndpoint:
             raise BadRequest("Subscriptions are served over WebSocket.")  # graphql-transport-ws on this path
         if not allow_mutations and _is_mutation(document, operation_name):
             return _failure("Mutations must be sent with POST.", "BAD_REQUEST")
-        # One budget for the whole answer: core charges each record it builds, relation fields each
-        # further place they write one (service.core.declarations.budget).
-        context.budget = Budget(self.app.settings.max_response_bytes, copies=False)
         if prepared.direct is UNPLANNED:
             prepared.direct = plan_direct(self.schema, document, self.direct_lists)
+        # One budget for the whole answer: core charges each record it builds, relation fields each
+        # further place they write one (service.core.declarations.budget).
+        context.budget = Budget(self.app.settings.max_response_bytes, copies=False,
+                                door_measures=measured and prepared.direct is not None)
         direct = await run_direct(self.schema, prepared.direct, variables, operation_name, context) \
             if prepared.direct is not None else None
         if direct is not None:
@@ -257,8 +261,13 @@ class GraphQLEndpoint:
             result = await executed if inspect.isawaitable(executed) else executed
         if context.budget.spent:  # one error for the answer, not one per field that went on to charge it
             assert context.budget.limit is not None  # spent only where there is a limit
-            return {"data": None, "errors": [error_entry(ResponseTooLarge(context.budget.limit), "")]}
+            return too_large(context.budget.limit)
         return result_body(result)
+
+
+def too_large(limit: int) -> dict[str, Any]:
+    """The answer over the budget of `limit` bytes."""
+    return {"data": None, "errors": [error_entry(ResponseTooLarge(limit), "")]}
 
 
 def result_body(result: ExecutionResult) -> dict[str, Any]:

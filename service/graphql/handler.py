@@ -6,12 +6,14 @@ parameter over it is a 414 (it travels in the URI)."""
 from typing import Any
 
 from service.core.declarations.app import Restify
-from service.core.kernel.errors import UriTooLong
+from service.core.declarations.context import Context
+from service.core.kernel.errors import ResponseTooLarge, UriTooLong
+from service.graphql.executor import too_large
 from service.graphql.graphiql import send_graphiql
 from service.graphql.service import GraphQLService
 from service.graphql.websocket import websocket_routes
 from service.http.base import JsonHandler
-from service.http.json_bodies import decode_json
+from service.http.json_bodies import decode_json, encode_json
 from service.http.explorer import wants_page
 
 
@@ -36,16 +38,29 @@ class GraphQLHandler(JsonHandler):
         variables: Any = None
         if params.get("variables"):
             variables = decode_json(params["variables"].encode(), "The variables parameter")
+        context = self.context()
         body = await self.graphql.endpoint.run(params.get("query"), variables, params.get("operationName"),
-                                               self.context(), allow_mutations=False)
-        await self.send_json(body)
+                                               context, allow_mutations=False, measured=True)
+        await self.send_answer(body, context)
 
     async def post(self) -> None:
         payload = self.payload()
         endpoint = self.graphql.endpoint  # one schema for the whole request, even if a reload lands meanwhile
+        context = self.context()
         body = await endpoint.run(payload.get("query"), payload.get("variables"), payload.get("operationName"),
-                                  self.context())
-        await self.send_json(body)
+                                  context, measured=True)
+        await self.send_answer(body, context)
+
+    async def send_answer(self, body: dict[str, Any], context: Context) -> None:
+        """`body`, or the budget's error when the answer is over the budget the door measures."""
+        answer = encode_json(body)
+        if context.budget is not None:
+            try:
+                context.budget.check_encoded(answer)
+            except ResponseTooLarge:
+                answer = encode_json(too_large(context.budget.limit))  # type: ignore[arg-type]
+        self.set_header("Content-Type", "application/json; charset=UTF-8")
+        await self.send_bytes(answer)
 
 
 def graphql_routes(app: Restify, graphql: GraphQLService | None = None, path: str | None = None) -> list[Any]:

@@ -13,6 +13,7 @@ from tornado.iostream import StreamClosedError
 from tornado.web import HTTPError, RequestHandler, stream_request_body
 
 from service.core.declarations.app import Restify
+from service.core.declarations.budget import Budget
 from service.core.declarations.context import Context
 from service.core.declarations.models import Model
 from service.core.kernel.answers import Answer, answer
@@ -200,6 +201,13 @@ class JsonHandler(RequestHandler):
                        extras={"url": f"{request.protocol}://{request.host}{request.path}",
                                "address": request.remote_ip, "repeated": self.repeated_params(), **extras})
 
+    def measured_context(self, **extras: Any) -> Context:
+        """`context` with the answer's budget, which `send_json(..., measured=)` checks against the answer
+        as encoded: an operation need not encode what it builds last a first time only to measure it."""
+        context = self.context(**extras)
+        context.budget = Budget(self.app.settings.max_response_bytes, door_measures=True)
+        return context
+
     def if_match(self) -> frozenset[int] | None:
         """The versions the request's `If-Match` accepts (None: any)."""
         return accepted_versions(self.request.headers.get("If-Match"))
@@ -226,10 +234,14 @@ class JsonHandler(RequestHandler):
         # Tornado's ETag of the body, for GETs that set none of their own (index), unless turned off.
         return etag_of(self._write_buffer) if self._etag else None
 
-    async def send_json(self, body: Any, status: int = 200) -> None:
+    async def send_json(self, body: Any, status: int = 200, measured: Budget | None = None) -> None:
+        """`measured`: the budget of a `measured_context`, which the encoded answer must fit."""
+        encoded = encode_json(body)
+        if measured is not None:
+            measured.check_encoded(encoded)
         self.set_status(status)
         self.set_header("Content-Type", "application/json; charset=UTF-8")
-        await self.send_bytes(encode_json(body))
+        await self.send_bytes(encoded)
 
     async def send_bytes(self, body: bytes | str) -> None:
         """Ends the answer with `body`. Up to one chunk (the common case) it is one write, Tornado's

@@ -7,7 +7,8 @@ class CollectionHandler(JsonHandler):
     path_suffix = ""  # what follows the collection's URL in this route
 
     async def get(self, name: str) -> None:
-        await self.send_json(await operations.index(self.app, name, self.context()))
+        context = self.measured_context()
+        await self.send_json(await operations.index(self.app, name, context), measured=context.budget)
 
     async def post(self, name: str) -> None:
         payload = self.payload(allow_multipart=True)

@@ -3,6 +3,9 @@ while it runs (the records it selects fields of, each related record once per pl
 writes it, aliases included), and an answer over it is one `RESPONSE_TOO_LARGE` error, no data. The cost
 counts relation lists given no cap at the default `first`.
 """
+import json
+from urllib.parse import quote
+
 import pytest
 
 from tests.graphql.test_endpoint import app, limits, refused, run  # noqa: F401 (app: a fixture)
@@ -76,3 +79,27 @@ async def test_a_relation_list_given_no_cap_costs_the_default_first(api, query, 
     # 1 post x (itself + 15 comments x (itself + id)): 31, as without `first`.
     assert await run(api, query, variables) == refused("The query costs 31, more than the limit of 20.",
                                                        "QUERY_TOO_COSTLY")
+
+
+@pytest.mark.parametrize("method", ["POST", "GET"])
+async def test_a_list_of_plain_fields_is_measured_as_the_answer_it_writes(api, db, restify, ann, method):
+    """A list answered without graphql-core's executor is built before anything else is: it is
+    measured as its encoded answer, to the byte, and refused whole one byte past the budget."""
+    await posts_of(db, ann["id"], 3, body="y" * 2_000)
+    query = "{ postList(first: 10) { id title body views created_at } }"
+
+    async def answer() -> bytes:
+        response = await (api.post("/graphql", {"query": query}, token=ann["token"]) if method == "POST"
+                          else api.get(f"/graphql?query={quote(query)}", token=ann["token"]))
+        assert response.status == 200, response.body
+        return response.body
+
+    restify.settings.set("server", "max_response_bytes", None)
+    whole = await answer()
+    assert len(json.loads(whole)["data"]["postList"]) == 3
+    restify.settings.set("server", "max_response_bytes", len(whole))
+    assert await answer() == whole
+    restify.settings.set("server", "max_response_bytes", len(whole) - 1)
+    refused_whole = json.loads(await answer())
+    assert refused_whole == {"data": None, "errors": [{**TOO_LARGE["errors"][0], "message": TOO_LARGE["errors"][0][
+        "message"].replace(str(LIMIT), str(len(whole) - 1))}]}

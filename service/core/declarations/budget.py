@@ -73,11 +73,15 @@ class Room:
 class Budget:
     """The bytes one answer may still take (`limit`; None: no cap)."""
 
-    __slots__ = ("limit", "used", "copies", "room", "cut", "_placed")
+    __slots__ = ("limit", "used", "copies", "room", "cut", "door_measures", "_placed")
 
-    def __init__(self, limit: int | None, copies: bool = True, room: Room | None = None) -> None:
+    def __init__(self, limit: int | None, copies: bool = True, room: Room | None = None,
+                 door_measures: bool = False) -> None:
         self.limit = limit
         self.used = 0
+        # True: the door measures the encoded answer (`check_encoded`), so the part of it an operation
+        # builds last, with nothing built after it, is not encoded a first time to be measured.
+        self.door_measures = door_measures
         # True: core charges every place a related record is written (the answer is the REST JSON);
         # False: core charges each record it builds once, and the door each further place (GraphQL).
         self.copies = copies
@@ -88,6 +92,11 @@ class Budget:
     def charge(self, size: int) -> None:
         self.used += size
         if self.limit is not None and self.used > self.limit:
+            raise ResponseTooLarge(self.limit)
+
+    def check_encoded(self, answer: bytes) -> None:
+        """The door's measure of the answer as encoded, where it measures it (`door_measures`)."""
+        if self.door_measures and self.limit is not None and len(answer) > self.limit:
             raise ResponseTooLarge(self.limit)
 
     @property

@@ -10,7 +10,7 @@ read rule as a whole (`allow_restify`, `scope`, then `show`) is composed once, i
 `service.core.reading.visibility`.
 """
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,6 +151,9 @@ class PolicyMap:
         return self.gate(model_class, user).flags(record)
 
 
+FLAGS = ("authorizedToShow", "authorizedToStore", "authorizedToUpdate", "authorizedToDelete")
+
+
 class Gate:
     """One user's rights on one model, for one request: `allow_restify` and `store` do not
     depend on the record, so they are asked once however many rows a page has."""
@@ -173,8 +176,7 @@ class Gate:
         try:
             return bool(question())
         except Exception:  # a broken policy must fail closed, and loudly
-            log.exception("policy %s.%s raised; denying", type(self.policy).__name__, action)
-            return False
+            return self._refused(action)
 
     def allows(self, action: str, record: Model | None = None) -> bool:
         if not self.entered:
@@ -186,8 +188,7 @@ class Gate:
         try:
             return bool(self._method(action)(self.user, record))
         except Exception:  # a broken policy must fail closed, and loudly
-            log.exception("policy %s.%s raised; denying", type(self.policy).__name__, action)
-            return False
+            return self._refused(action)
 
     def allows_or(self, action: str, fallback: str, record: Model | None, *more: Any) -> bool:
         """The policy's own question where it defines it — `attach_tags(user, record, tag)`,
@@ -205,7 +206,10 @@ class Gate:
         as the totals and limits that count in-scope records then count records nobody sees."""
         if not self.entered:
             return False
-        shown = self.allows("show", record)
+        try:  # `allows("show", record)`, asked for every record of a page
+            shown = self._method("show")(self.user, record)
+        except Exception:  # a broken policy must fail closed, and loudly
+            shown = self._refused("show")
         if shown:
             return True
         name = f"{type(self.policy).__module__}.{type(self.policy).__qualname__}"
@@ -214,6 +218,31 @@ class Gate:
             log.warning("policy %s: show() refused records that its scope() let through; index totals "
                         "count them. Express the rule in scope() (exact values or any_of) to keep them exact.",
                         type(self.policy).__name__)
+        return False
+
+    def shown_flags(self) -> Callable[[Model], dict[str, bool]]:
+        """`flags` of the records of one page, which `show` let through: `store` and the methods are
+        looked up once for the page, `update` and `delete` asked per record (and fail closed alike)."""
+        if not self.entered:
+            return lambda record: dict.fromkeys(FLAGS, False)
+        stored, user = self.allows("store"), self.user
+        update, delete = getattr(self.policy, "update", None), getattr(self.policy, "delete", None)
+
+        def flags(record: Model) -> dict[str, bool]:
+            try:
+                updates = bool(update(user, record))  # type: ignore[misc]
+            except Exception:  # a broken policy must fail closed, and loudly
+                updates = self._refused("update")
+            try:
+                deletes = bool(delete(user, record))  # type: ignore[misc]
+            except Exception:
+                deletes = self._refused("delete")
+            return {"authorizedToShow": True, "authorizedToStore": stored, "authorizedToUpdate": updates,
+                    "authorizedToDelete": deletes}
+        return flags
+
+    def _refused(self, action: str) -> bool:
+        log.exception("policy %s.%s raised; denying", type(self.policy).__name__, action)
         return False
 
     def flags(self, record: Model, shown: bool | None = None) -> dict[str, bool]:

@@ -186,7 +186,8 @@ class Busy(TooManyRequests):
 
 class ResponseTooLarge(RestifyError):
     """The answer would be larger than `server.max_response_bytes`: found while it is built, before
-    the rest of it is built or any of it is encoded."""
+    the rest of it is built, or (for the part built last, where the door measures the answer) as it
+    is encoded, before any of it is sent."""
     status, code = 400, "RESPONSE_TOO_LARGE"
     when = "The answer would be larger than server.max_response_bytes."
 

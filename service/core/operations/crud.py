@@ -9,21 +9,18 @@ reads one registry from start to end even when the repositories are reloaded mea
 take the one write path (`writes`).
 """
 from collections.abc import Awaitable
-from functools import cache
 from typing import Any
-from urllib.parse import urlencode
 
-from service.core.declarations import (DATA_MEMBER, READ, WRITE, Budget, Context, Resource, Restify, Room, ability,
-                                       budget_of, encoded_size, held_budget, own_size)
+from service.core.declarations import DATA_MEMBER, READ, WRITE, Context, Resource, Restify, ability, budget_of, \
+    held_budget
 from service.core.identity import pace_writes, refuse_unverified
 from service.core.kernel import Forbidden, NotFound, Unauthenticated, with_values
-from service.core.reading import (FILTER, Attributes, Fieldsets, IndexQuery, Page, RelationTree, Visible,
-                                  apply_fieldsets, as_parameters, asked_relations, bindable, cursor_binding,
-                                  cursor_key, fill, flat_object, forced, index_query, load_related, parse_fieldsets,
-                                  ranked, read_cursor_page, read_through_page, record_meta, refuse_before_reading,
-                                  refuse_unranked, relation_key, require_readable, resolve, resource_object,
-                                  search_within, taking_turns, text_fields, trashed_asked, visibility_of, visible,
-                                  with_eager, with_relations, with_relationships)
+from service.core.reading import (IndexQuery, Page, Visible, apply_fieldsets, asked_relations, bindable,
+                                  binding_once, charged_page, cursor_binding, cursor_key, fill, forced, index_query,
+                                  page_envelope, page_records, parse_fieldsets, ranked, read_cursor_page,
+                                  read_through_page, refuse_before_reading, refuse_unranked, relation_key,
+                                  require_readable, resolve, search_within, taking_turns, text_fields, trashed_asked,
+                                  visibility_of, with_eager, with_relations)
 from service.core.writing import Upload, Write, canonical_references, remove, trash, write
 from service.core.writing import expected_versions, now  # noqa: F401 (the doors import them from here too)
 from storage import Filter, Versions
@@ -88,7 +85,6 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
     context.action = "index"
     resource = enter(app, name, context, READ)
     fields = resource.fields(context)
-    repeated = context.extras.get("repeated") or {}
     query = index_query(resource, fields, context, app.settings)  # a malformed query reads nothing
     require_readable(resource, query.related, context)
     chosen = parse_fieldsets(app, resource, context)
@@ -100,7 +96,7 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
         await refuse_unranked(query, collection, where)
         # A cursor is bound to what chooses and orders the records, and to the page size (worked out
         # once, when a cursor is read or sealed: an answer without its page's meta seals none).
-        bound = cache(lambda: cursor_binding(resource.name, query.sort, sorted(where.equals.items()),
+        bound = binding_once(lambda: cursor_binding(resource.name, query.sort, sorted(where.equals.items()),
                                              bindable(where.conditions), query.search, query.per_page))
         if relation_key(query.sort):
             page = await read_through_page(app, resource, context, where, query.sort, query.per_page, query.page,
@@ -114,66 +110,13 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
         total = await collection.count(where, count_kept_for) if query.counted else None
     rows = seen.shown_rows(page.documents)
     await fill(app, resource, context, [d for d, _ in rows], fields, chosen.get(resource.name))
-    spent = budget_of(app, context)
-    data, sizes = await _records(app, resource, context, seen.gate, rows, fields, query.related, chosen, spent)
-    body = _envelope(context, query, page, repeated, total, len(rows)) if context.shows_page_meta else {}
-    frame = encoded_size(body)  # the envelope, around an empty list of records
-    if spent.room is not None:
-        kept = _fitting(spent.room, frame, sizes, len(rows))
-        if kept < len(rows):
-            data, spent.cut = data[:kept], (kept, len(rows))
-    spent.charge(frame + max(len(data) - 1, 0))
+    spent, tree = budget_of(app, context), with_eager(resource, query.related)
+    data, sizes = await page_records(app, resource, context, seen.gate, rows, fields, tree, chosen, spent)
+    body = page_envelope(context.params, context.extras, query, page, total, len(rows)) \
+        if context.shows_page_meta else {}
+    data = charged_page(spent, body, data, sizes, len(rows), tree)
     apply_fieldsets(data, {} if context.flat_records else chosen)  # flat records are built to them already
     return {**body, "data": data}
-
-
-async def _records(app: Restify, resource: Resource, context: Context, gate: Any,
-                   rows: list[tuple[dict[str, Any], Any]], fields: list, related: RelationTree,
-                   chosen: Fieldsets, spent: Budget) -> tuple[list[dict[str, Any]], list[int]]:
-    """The page's resource objects with their relations (without any, `flat_object`s: `Context.flat_records`),
-    charged to `spent`, and their sizes. A page that may be cut builds what may fit, related records once."""
-    keep, shown, room = chosen.get(resource.name), visible(fields), spent.room
-    # A fieldset: only what it keeps is built (and sized).
-    writer = Attributes([f for f in shown if f.name in keep] if keep is not None else shown, keep)
-    data: list[dict[str, Any]] = []
-    sizes: list[int] = []
-    tree = with_eager(resource, related)
-    flat = context.flat_records = context.flat_records and not tree
-    for d, record in rows:
-        flags = gate.flags(record, shown=True) if context.shows_flags and not flat else {}
-        item = flat_object(writer, d) if flat else \
-            resource_object(resource.name, writer, d, None, record_meta(flags, d))
-        size = own_size(item) if room is not None else 0  # a page that is not cut is sized at once
-        if room is not None:
-            if sum(sizes) + size > room.bytes:
-                break  # the records past what fits are not built
-            spent.charge(size)
-        data.append(item)
-        sizes.append(size)
-    if room is None:  # the records' own bytes: the page's without its brackets and commas (the caller's)
-        spent.charge(encoded_size(data) - 2 - max(len(data) - 1, 0))
-    if tree:
-        documents = [d for d, _ in rows[:len(data)]]
-        loaded = await load_related(app, resource, context, documents, tree, spent=spent, keep=chosen,
-                                    copies=spent.copies and room is None)
-        for position, item in enumerate(data):
-            with_relationships(item, loaded.relationships[item["id"]])
-            sizes[position] += loaded.bytes[item["id"]]
-    return data, sizes
-
-
-def _fitting(room: Room, frame: int, sizes: list[int], records: int) -> int:
-    """How many of a page's records fit in `room`: all of them, or the most that fit beside the note
-    that says the page was cut."""
-    if len(sizes) == records and frame + sum(sizes) + max(records - 1, 0) <= room.bytes:
-        return records
-    kept, used = 0, frame
-    for size in sizes:
-        if used + size + (kept > 0) + room.note(kept + 1, records) > room.bytes:
-            break
-        used += size + (kept > 0)
-        kept += 1
-    return kept
 
 
 async def index_filter(app: Restify, resource: Resource, fields: list, query: IndexQuery, context: Context,
@@ -196,53 +139,6 @@ async def index_filter(app: Restify, resource: Resource, fields: list, query: In
         conditions=conditions,
         text_fields=text_fields(resource) if query.search else (),
     ))
-
-
-def _envelope(context: Context, query: IndexQuery, page: Page, repeated: dict[str, list[str]],
-              total: int | None, count: int) -> dict[str, Any]:
-    """The answer of a page of `count` records, with an empty list of records (the caller fills it)."""
-    by_page = page.skip is not None
-    last_page = max(1, -(-total // query.per_page)) if total is not None and by_page else None
-    path = context.extras.get("url", "")
-    # The other parameters are encoded once (repeated ones with every value); `page` or `cursor` goes last.
-    kept = urlencode([(k, value) for k, v in context.params.items() if k not in ("page", "cursor")
-                      for value in repeated.get(k) or [v]] + as_parameters(context.extras.get(FILTER)))
-    prefix = f"{path}?{kept}&" if kept else f"{path}?"
-
-    def link(page_number: int) -> str:
-        return f"{prefix}page={page_number}"
-
-    def cursor_link(cursor: str | None) -> str | None:
-        return f"{prefix}{urlencode({'cursor': cursor})}" if cursor is not None else None
-
-    first: str | None
-    if by_page:
-        more = query.page < last_page if last_page is not None else page.more
-        first, prev, next_ = link(1), link(query.page - 1) if query.page > 1 else None, \
-            link(query.page + 1) if more else None
-    else:
-        first, prev, next_ = cursor_link(""), cursor_link(page.prev_cursor), cursor_link(page.next_cursor)
-    return {
-        "meta": {
-            "current_page": query.page if by_page else None,
-            "from": page.skip + 1 if page.skip is not None and count else None,
-            "last_page": last_page,
-            "path": path,
-            "per_page": query.per_page,
-            "to": page.skip + count if page.skip is not None and count else None,
-            "total": total,
-            "next_cursor": page.next_cursor,
-            "prev_cursor": page.prev_cursor,
-        },
-        "links": {
-            "first": first,
-            "last": link(last_page) if last_page is not None else None,
-            "prev": prev,
-            "next": next_,
-            "path": path,
-        },
-        "data": [],
-    }
 
 
 async def show(app: Restify, name: str, id: str, context: Context) -> dict[str, Any]:

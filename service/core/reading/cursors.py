@@ -86,6 +86,18 @@ def cursor_binding(*parts: Any) -> str:
     return hashlib.sha256(text).hexdigest()[:_BINDING_CHARS]
 
 
+def binding_once(compute: Callable[[], str]) -> Callable[[], str]:
+    """`compute` (a `cursor_binding`), worked out on the first call only: an answer without its page's
+    meta seals no cursor, so it never works it out."""
+    found: list[str] = []
+
+    def binding() -> str:
+        if not found:
+            found.append(compute())
+        return found[0]
+    return binding
+
+
 def encode(secret: bytes, bound: str, position: Position) -> str:
     direction = "n" if position.forward else "p"
     sealed = [bound, [_plain(v) for v in position.values]]

@@ -4,7 +4,9 @@ Only exposed (non-hidden) fields appear, and a field by policy only where its `c
 (`service.core.declarations.exposure`); stored values are normalized by the
 field's kind, so a boolean the server kept as 1/0 still reads as true/false.
 """
+from collections.abc import Callable
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from service.core.declarations import TIMESTAMPS, Field, iso
@@ -29,16 +31,25 @@ def visible(fields: list[Field]) -> list[Field]:
 
 class Attributes:
     """How a list of fields writes the attributes of a record, with the timestamps (those in `keep`
-    when a fieldset is given): what it reads of the fields is read once, for every record of a page."""
+    when a fieldset is given): what it reads of the fields is read once, for every record of a page.
+    `write(document, shown=None)`: the attributes of `document`, written into `shown` when given."""
 
-    __slots__ = ("fields", "timestamps")
+    __slots__ = ("fields", "timestamps", "write", "flat")
 
     def __init__(self, fields: list[Field], keep: frozenset[str] | None = None) -> None:
         self.fields = tuple((f.name, f.kind, f.shown_for) for f in fields)
         self.timestamps = TIMESTAMPS if keep is None else tuple(name for name in TIMESTAMPS if name in keep)
+        self.write: Callable[..., dict[str, Any]] = self._write_each
+        self.flat: Callable[[dict[str, Any]], dict[str, Any]] = self._flat_each
+        if all(shown_for is None for _, _, shown_for in self.fields):
+            # No field by policy: the written code of these names and kinds, made once for every request.
+            self.write, self.flat = compiled_writer(tuple((name, kind == "boolean") for name, kind, _ in self.fields),
+                                                    self.timestamps)
 
-    def write(self, document: dict[str, Any], shown: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The attributes of `document`, written into `shown` when given."""
+    def _flat_each(self, document: dict[str, Any]) -> dict[str, Any]:
+        return self._write_each(document, {"id": document["id"], "version": version_of(document)})
+
+    def _write_each(self, document: dict[str, Any], shown: dict[str, Any] | None = None) -> dict[str, Any]:
         get = document.get
         shown = {} if shown is None else shown
         for name, kind, shown_for in self.fields:
@@ -55,6 +66,37 @@ class Attributes:
         return shown
 
 
+@lru_cache(maxsize=256)
+def compiled_writer(fields: tuple[tuple[str, bool], ...],
+                    timestamps: tuple[str, ...]) -> tuple[Callable[..., dict[str, Any]], Callable[..., dict[str, Any]]]:
+    """`Attributes._write_each` for fields none of which is shown by policy, as functions of their own:
+    one statement per value and one dict display, no loop. `fields`: (name, whether a boolean). The
+    names are the functions' constants, never their text. The second function writes a flat record:
+    the id and the version, then the attributes (`flat_object`)."""
+    constants: dict[str, Any] = {"_AS_STORED": _AS_STORED, "iso": iso, "version_of": version_of}
+    values = ["    get = document.get"]
+    for position, (name, boolean) in enumerate(fields):
+        constants[f"N{position}"] = name
+        values.append(f"    v{position} = get(N{position})")
+        if boolean:
+            values.append(f"    if v{position} is not None: v{position} = bool(v{position})")
+        else:
+            values.append(f"    if v{position} is not None and type(v{position}) not in _AS_STORED: "
+                          f"v{position} = iso(v{position})")
+    for position, name in enumerate(timestamps, start=len(fields)):
+        constants[f"N{position}"] = name
+        values.append(f"    v{position} = get(N{position})")
+        values.append(f"    if v{position} is not None and type(v{position}) is not str: "
+                      f"v{position} = iso(v{position})")
+    members = ", ".join(f"N{i}: v{i}" for i in range(len(fields) + len(timestamps)))
+    lines = ["def write(document, shown=None):", *values, f"    written = {{{members}}}",
+             "    if shown is None: return written", "    shown.update(written)", "    return shown",
+             "def flat(document):", *values,
+             f"    return {{'id': document['id'], 'version': version_of(document), {members}}}"]
+    exec("\n".join(lines), constants)  # noqa: S102 - the text is ours; every name is a constant
+    return constants["write"], constants["flat"]
+
+
 def attributes(fields: "list[Field] | Attributes", document: dict[str, Any],
                keep: frozenset[str] | None = None, shown: dict[str, Any] | None = None) -> dict[str, Any]:
     """The attributes of `fields` (or of a writer already made of them, which holds its `keep`)."""
@@ -62,11 +104,12 @@ def attributes(fields: "list[Field] | Attributes", document: dict[str, Any],
     return writer.write(document, shown)
 
 
-def record_meta(flags: dict[str, bool], document: dict[str, Any]) -> dict[str, Any]:
+def record_meta(flags: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
     """The `meta` of a record answered on its own or in a page: its authorization flags (none where the
     door shows none) and its version (which every write changes; the ETag of show and what If-Match
-    compares)."""
-    return {**flags, "version": version_of(document)}
+    compares). `flags` is the caller's own dict, which becomes the meta."""
+    flags["version"] = version_of(document)
+    return flags
 
 
 def resource_object(type_name: str, fields: "list[Field] | Attributes", document: dict[str, Any],
@@ -88,7 +131,8 @@ def flat_object(fields: "list[Field] | Attributes", document: dict[str, Any],
                 keep: frozenset[str] | None = None) -> dict[str, Any]:
     """A record on one level: its id, its version, then its attributes (an attribute named `version`
     wins, as it does in the record's GraphQL type)."""
-    return attributes(fields, document, keep, {"id": document["id"], "version": version_of(document)})
+    writer = fields if isinstance(fields, Attributes) else Attributes(fields, keep)
+    return writer.flat(document)
 
 
 def with_relationships(data: dict[str, Any], relationships: dict[str, list[dict]]) -> dict[str, Any]:
