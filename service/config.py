@@ -295,6 +295,10 @@ class Settings:
     def positive(self, section: str, key: str) -> int | float:
         """A size, count or time that must be above 0; one that is not (0, empty, not a number) takes its
         default (DEFAULTS)."""
+        found = self._read.get(("positive", section, key), _UNREAD)  # read on every request: no closure then
+        if found is not _UNREAD:
+            return found
+
         def work() -> int | float:
             found = _number(self.get(section, key))
             return _default(section, key) if found is None or found <= 0 else found
@@ -306,14 +310,16 @@ class Settings:
 
     def cap(self, section: str, key: str) -> int | None:
         """An optional limit; null, 0, "", negative or non-numeric means no cap."""
-        return self._remembered("cap", section, key, lambda: self._cap(section, key))
+        found = self._read.get(("cap", section, key), _UNREAD)
+        return self._remembered("cap", section, key, lambda: self._cap(section, key)) if found is _UNREAD else found
 
     def _remembered(self, reading: str, section: str, key: str, work: Callable[[], Any]) -> Any:
         """What `work` reads of a setting, worked out once until `set` changes the settings."""
         remembered = (reading, section, key)
-        if remembered not in self._read:
-            self._read[remembered] = work()
-        return self._read[remembered]
+        found = self._read.get(remembered, _UNREAD)
+        if found is _UNREAD:
+            found = self._read[remembered] = work()
+        return found
 
     def _cap(self, section: str, key: str) -> int | None:
         raw = self.get(section, key)
@@ -350,6 +356,7 @@ class Settings:
         return self.value("database", "uri")
 
 
+_UNREAD = object()  # a reading not worked out yet (None is a reading: no cap)
 _FLOAT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 

@@ -217,3 +217,22 @@ def test_dates_are_written_in_utc_with_milliseconds_and_z():
     assert iso(moment.replace(tzinfo=timezone(timedelta(hours=-3, minutes=-30)))) == "2026-11-28T16:00:45.123Z"
     assert iso(datetime(2026, 1, 1, tzinfo=timezone(timedelta(seconds=30)))) == "2025-12-31T23:59:30.000Z"
     assert iso("2026-11-28") == "2026-11-28" and iso(None) is None
+
+
+def test_a_date_written_once_is_written_alike_for_every_spelling_of_its_instant():
+    """Dates are kept once written (a bounded memo): equal instants in other zones, a naive date beside
+    an aware one, and the two readings of an hour a clock repeats are each written as themselves."""
+    from datetime import datetime, timedelta, timezone
+    from zoneinfo import ZoneInfo
+
+    from service.core.declarations import iso
+
+    utc = datetime(2026, 3, 1, 10, 0, tzinfo=timezone.utc)
+    for _ in range(2):  # the second round reads what the first kept
+        assert iso(utc) == "2026-03-01T10:00:00.000Z"
+        assert iso(utc.astimezone(timezone(timedelta(hours=2)))) == "2026-03-01T10:00:00.000Z"
+        assert iso(datetime(2026, 3, 1, 10, 0)) == "2026-03-01T10:00:00.000Z"
+        assert iso(datetime(2026, 3, 1, 12, 0)) == "2026-03-01T12:00:00.000Z"
+        york = ZoneInfo("America/New_York")  # 01:30 on 1 November 2026 happens twice there
+        assert iso(datetime(2026, 11, 1, 1, 30, tzinfo=york)) == "2026-11-01T05:30:00.000Z"
+        assert iso(datetime(2026, 11, 1, 1, 30, fold=1, tzinfo=york)) == "2026-11-01T06:30:00.000Z"

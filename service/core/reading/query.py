@@ -97,11 +97,13 @@ def relation_sorts(resource: "Resource") -> set[str]:
 def parse_sort(raw: str, fields: list[Field], through: set[str] | None = None) -> list[tuple[str, int]]:
     """The sort keys, id last. `through`: the allowed `<relation>.<field>` keys; one may be given,
     first (it orders the parents; the other keys order each parent's records)."""
-    sortable = set(sort_keys(fields)) | (through or set())
     keys: list[tuple[str, int]] = []
-    for part in (p.strip() for p in raw.split(",")):
+    sortable: set[str] | None = None  # worked out for the first key given (most requests give none)
+    for part in (p.strip() for p in raw.split(",")) if raw else ():
         if not part:
             continue
+        if sortable is None:
+            sortable = set(sort_keys(fields)) | (through or set())
         direction = -1 if part.startswith("-") else 1
         name = part.lstrip("-+")
         if name not in sortable:

@@ -22,7 +22,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from service.core.declarations import Context, Field, describe
-from service.core.kernel import Condition, Through, choices, refuse, refuse_field
+from service.core.kernel import RESERVED, Condition, Through, choices, refuse, refuse_field
 from service.core.reading.query import FILTER_NAME, IndexQuery, parse_operator
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def relation_parameters(query: IndexQuery, resource: "Resource", params: Mapping
     `has=a,b` and `-has=a,b`, into `query.conditions`."""
     parts: dict[str, IndexQuery] = {}
     for name, raw in params.items():
-        match = FILTER_NAME.match(name)
+        match = FILTER_NAME.match(name) if name == HAS or name not in RESERVED else None
         if match is None:
             continue
         if match["field"] == HAS and not match["sub"]:

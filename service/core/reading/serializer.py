@@ -41,10 +41,9 @@ class Attributes:
         self.timestamps = TIMESTAMPS if keep is None else tuple(name for name in TIMESTAMPS if name in keep)
         self.write: Callable[..., dict[str, Any]] = self._write_each
         self.flat: Callable[[dict[str, Any]], dict[str, Any]] = self._flat_each
-        if all(shown_for is None for _, _, shown_for in self.fields):
+        if all(f.shown_for is None for f in fields):
             # No field by policy: the written code of these names and kinds, made once for every request.
-            self.write, self.flat = compiled_writer(tuple((name, kind == "boolean") for name, kind, _ in self.fields),
-                                                    self.timestamps)
+            self.write, self.flat = compiled_writer(tuple((f.name, f.kind) for f in fields), self.timestamps)
 
     def _flat_each(self, document: dict[str, Any]) -> dict[str, Any]:
         return self._write_each(document, {"id": document["id"], "version": version_of(document)})
@@ -67,18 +66,18 @@ class Attributes:
 
 
 @lru_cache(maxsize=256)
-def compiled_writer(fields: tuple[tuple[str, bool], ...],
+def compiled_writer(fields: tuple[tuple[str, str], ...],
                     timestamps: tuple[str, ...]) -> tuple[Callable[..., dict[str, Any]], Callable[..., dict[str, Any]]]:
     """`Attributes._write_each` for fields none of which is shown by policy, as functions of their own:
-    one statement per value and one dict display, no loop. `fields`: (name, whether a boolean). The
+    one statement per value and one dict display, no loop. `fields`: (name, kind). The
     names are the functions' constants, never their text. The second function writes a flat record:
     the id and the version, then the attributes (`flat_object`)."""
     constants: dict[str, Any] = {"_AS_STORED": _AS_STORED, "iso": iso, "version_of": version_of}
     values = ["    get = document.get"]
-    for position, (name, boolean) in enumerate(fields):
+    for position, (name, kind) in enumerate(fields):
         constants[f"N{position}"] = name
         values.append(f"    v{position} = get(N{position})")
-        if boolean:
+        if kind == "boolean":
             values.append(f"    if v{position} is not None: v{position} = bool(v{position})")
         else:
             values.append(f"    if v{position} is not None and type(v{position}) not in _AS_STORED: "

@@ -85,7 +85,8 @@ class Visible:
     def shown_rows(self, documents: Iterable[dict[str, Any]]) -> list[tuple[dict[str, Any], Model]]:
         """(document, record) for each document `show` allows, in their order: the record `show` was
         asked about, for the caller's other questions."""
-        rows = [(document, self.resource.model(document)) for document in documents]
+        model = self.resource.model
+        rows = [(document, model(document)) for document in documents]
         if self.trashed != "without":
             return [row for row in rows if self._shows(*row)]
         shows = self.gate.shows  # looked up once for a page
