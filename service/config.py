@@ -361,7 +361,9 @@ _FLOAT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
 def _default(section: str, key: str) -> Any:
-    return copy.deepcopy(DEFAULTS.get(section, {}).get(key))
+    found = DEFAULTS.get(section, {}).get(key)
+    # A copy where a caller could change it: no caller may change the defaults.
+    return copy.deepcopy(found) if isinstance(found, (dict, list, set)) else found
 
 
 def _number(raw: Any) -> int | float | None:

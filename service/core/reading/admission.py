@@ -40,8 +40,8 @@ import asyncio
 import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any
 
 from service.core.declarations import Context, Field, PerApplication
 from service.core.kernel import COMPOUNDS, CONDITIONS, Busy, cores, leaves, relation_conditions
@@ -215,17 +215,34 @@ def share(app: "Restify") -> float:
     return min(1.0, float(app.settings.positive("query", "expensive_share")))
 
 
-@asynccontextmanager
-async def taking_turns(app: "Restify", resource: "Resource", fields: list[Field], query: IndexQuery,
-                       context: Context, also: str | None = None) -> AsyncIterator[float]:
+def taking_turns(app: "Restify", resource: "Resource", fields: list[Field], query: IndexQuery,
+                 context: Context, also: str | None = None) -> AbstractAsyncContextManager[float]:
     """Runs the block in a turn when `query` is expensive (Busy when none is free), else at once. Gives
     the seconds the query's count may be kept (`query.expensive_count_seconds`; 0 for a plain query,
     whose count is cheap): paging through a search asks the same count on every page. `also`: a reason
     the caller knows of besides the query's own (an aggregation's shape)."""
-    text = bool(query.search) and (await app.db.index_support()).text_search
-    reason = expense(resource, fields, query, text) or also
-    if reason is None:
-        yield 0.0
-        return
-    async with admission(app).turn(owner(context), concurrency(app), reason, rest(app), share(app)):
-        yield max(0.0, float(app.settings.number("query", "expensive_count_seconds")))
+    return _Turn(app, resource, fields, query, context, also)
+
+
+class _Turn:
+    """`taking_turns`, as a class: most queries are plain, and a generator-based context manager costs
+    them more than the question."""
+
+    def __init__(self, app: "Restify", resource: "Resource", fields: list[Field], query: IndexQuery,
+                 context: Context, also: str | None) -> None:
+        self.app, self.resource, self.fields, self.query, self.context, self.also = \
+            app, resource, fields, query, context, also
+        self.turn: AbstractAsyncContextManager[None] | None = None
+
+    async def __aenter__(self) -> float:
+        app, query = self.app, self.query
+        text = bool(query.search) and (await app.db.index_support()).text_search
+        reason = expense(self.resource, self.fields, query, text) or self.also
+        if reason is None:
+            return 0.0
+        self.turn = admission(app).turn(owner(self.context), concurrency(app), reason, rest(app), share(app))
+        await self.turn.__aenter__()
+        return max(0.0, float(app.settings.number("query", "expensive_count_seconds")))
+
+    async def __aexit__(self, *raised: Any) -> bool | None:
+        return await self.turn.__aexit__(*raised) if self.turn is not None else None

@@ -25,9 +25,9 @@ import math
 import os
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -196,14 +196,21 @@ class Page:
     # without its page's meta never pays for them.
     seal_next: Callable[[], str] | None
     seal_prev: Callable[[], str] | None
+    # What the seals gave, once asked (a page belongs to one request: no lock, unlike cached_property).
+    _sealed: dict[bool, str | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    @cached_property
+    @property
     def next_cursor(self) -> str | None:
-        return self.seal_next() if self.seal_next is not None else None
+        return self._seal(True, self.seal_next)
 
-    @cached_property
+    @property
     def prev_cursor(self) -> str | None:
-        return self.seal_prev() if self.seal_prev is not None else None
+        return self._seal(False, self.seal_prev)
+
+    def _seal(self, forward: bool, seal: Callable[[], str] | None) -> str | None:
+        if forward not in self._sealed:
+            self._sealed[forward] = seal() if seal is not None else None
+        return self._sealed[forward]
 
 
 async def read_cursor_page(collection: Collection, where: Filter, sort: list[tuple[str, int]], per_page: int,
