@@ -97,3 +97,20 @@ def test_page_flags_are_the_flags_of_each_record(policy, user, caplog):
     if gate.entered:  # a policy that raises fails closed, and says so
         assert flags(RECORDS[2])["authorizedToDelete"] is False
         assert "policy _Owned.delete raised; denying" in caplog.text
+
+
+class _Picky(_Owned):
+    def show(self, user, record):
+        if record.title == "broken":
+            raise RuntimeError("policy bug")
+        return record.title != "withheld"
+
+
+def test_a_page_asks_show_as_each_record_would(caplog):
+    records = [Model({"id": "1", "title": "fine"}), Model({"id": "2", "title": "withheld"}),
+               Model({"id": "3", "title": "broken"})]
+    with caplog.at_level(logging.WARNING):
+        assert [Gate(_Picky(), None).shown_test()(record) for record in records] == [True, False, False]
+        assert [Gate(_Picky(), None).shows(record) for record in records] == [True, False, False]
+        assert [Gate(_Closed(), None).shown_test()(record) for record in records] == [False, False, False]
+    assert "policy _Picky.show raised; denying" in caplog.text

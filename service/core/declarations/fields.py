@@ -34,7 +34,7 @@ def _split_any(rules: tuple[str | list[str], ...]) -> list[str]:
 
 def _declared_at() -> tuple[str, int] | None:
     """file and line of the code that called field(...): where an author looks for a bad declaration."""
-    frame: FrameType | None = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(2)  # past Field.__init__, which calls this
     while frame is not None and frame.f_code.co_filename == __file__:
         frame = frame.f_back
     return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None

@@ -164,6 +164,7 @@ class Gate:
         self.entered = self._ask("allow_restify", lambda: policy.allow_restify(user))
         self._store: bool | None = None
         self._methods: dict[str, Any] = {}
+        self._shown: Callable[[Model], bool] | None = None
 
     def _method(self, action: str) -> Any:
         # Looked up once per request and action, not once per row.
@@ -204,14 +205,27 @@ class Gate:
     def shows(self, record: Model) -> bool:
         """`show` for a record the scope let through; a refusal is reported once per policy,
         as the totals and limits that count in-scope records then count records nobody sees."""
+        return (self._shown or self.shown_test())(record)
+
+    def shown_test(self) -> Callable[[Model], bool]:
+        """`shows`, for the records of one page: the policy's method looked up once (per gate)."""
+        if self._shown is not None:
+            return self._shown
         if not self.entered:
-            return False
-        try:  # `allows("show", record)`, asked for every record of a page
-            shown = self._method("show")(self.user, record)
-        except Exception:  # a broken policy must fail closed, and loudly
-            shown = self._refused("show")
-        if shown:
-            return True
+            self._shown = lambda record: False
+            return self._shown
+        show, user = getattr(self.policy, "show", None), self.user
+
+        def test(record: Model) -> bool:
+            try:
+                shown = show(user, record)  # type: ignore[misc]
+            except Exception:  # a broken policy must fail closed, and loudly
+                shown = self._refused("show")
+            return True if shown else self._refused_shown()
+        self._shown = test
+        return test
+
+    def _refused_shown(self) -> bool:
         name = f"{type(self.policy).__module__}.{type(self.policy).__qualname__}"
         if name not in _warned_show:
             _warned_show.add(name)

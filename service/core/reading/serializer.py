@@ -117,8 +117,9 @@ def resource_object(type_name: str, fields: "list[Field] | Attributes", document
     """`fields` are the visible fields, computed once per request rather than per row (or their
     `Attributes`, once per page); with a fieldset (`keep`) they are its fields alone, and the timestamps
     are those it keeps."""
-    data: dict[str, Any] = {"id": document["id"], "type": type_name,
-                            "attributes": attributes(fields, document, keep)}
+    written = fields.write(document) if type(fields) is Attributes and keep is None else \
+        attributes(fields, document, keep)
+    data: dict[str, Any] = {"id": document["id"], "type": type_name, "attributes": written}
     if relationships is not None:
         data["relationships"] = relationships
     if meta is not None:
