@@ -90,10 +90,20 @@ def test_page_flags_are_the_flags_of_each_record(policy, user, caplog):
     flags = gate.shown_flags()
     with caplog.at_level(logging.ERROR):
         for record in RECORDS:
-            expected = gate.flags(record, shown=True) if gate.entered else dict.fromkeys(
-                ("authorizedToShow", "authorizedToStore", "authorizedToUpdate", "authorizedToDelete"), False)
+            # What the policy answers for this record, method by method (a raising one: refused).
+            asked = {}
+            for action in ("store", "update", "delete"):
+                try:
+                    asked[action] = bool(getattr(policy, action)(*((user,) if action == "store" else (user, record))))
+                except RuntimeError:
+                    asked[action] = False
+            expected = {"authorizedToShow": gate.entered, "authorizedToStore": gate.entered and asked["store"],
+                        "authorizedToUpdate": gate.entered and asked["update"],
+                        "authorizedToDelete": gate.entered and asked["delete"]}
             assert flags(record) == expected
             assert list(flags(record)) == list(expected)
+            assert gate.flags(record, shown=True) == {**expected, "authorizedToShow": True}  # as the caller says
+            assert gate.flags(record) == expected  # show asked: every record here is shown
     if gate.entered:  # a policy that raises fails closed, and says so
         assert flags(RECORDS[2])["authorizedToDelete"] is False
         assert "policy _Owned.delete raised; denying" in caplog.text

@@ -261,9 +261,6 @@ class Gate:
 
     def flags(self, record: Model, shown: bool | None = None) -> dict[str, bool]:
         """The four authorization flags; `shown` when the caller already asked `show`."""
-        return {
-            "authorizedToShow": self.allows("show", record) if shown is None else shown,
-            "authorizedToStore": self.allows("store"),
-            "authorizedToUpdate": self.allows("update", record),
-            "authorizedToDelete": self.allows("delete", record),
-        }
+        found = self.shown_flags()(record)
+        found["authorizedToShow"] = self.allows("show", record) if shown is None else shown
+        return found
