@@ -295,14 +295,11 @@ class Settings:
     def positive(self, section: str, key: str) -> int | float:
         """A size, count or time that must be above 0; one that is not (0, empty, not a number) takes its
         default (DEFAULTS)."""
-        found = self._read.get(("positive", section, key), _UNREAD)  # read on every request: no closure then
-        if found is not _UNREAD:
-            return found
+        return self._remembered("positive", section, key, self._positive)
 
-        def work() -> int | float:
-            found = _number(self.get(section, key))
-            return _default(section, key) if found is None or found <= 0 else found
-        return self._remembered("positive", section, key, work)
+    def _positive(self, section: str, key: str) -> int | float:
+        found = _number(self.get(section, key))
+        return _default(section, key) if found is None or found <= 0 else found
 
     def set(self, section: str, key: str, value: Any) -> None:
         self.values.setdefault(section, {})[key] = value
@@ -310,15 +307,15 @@ class Settings:
 
     def cap(self, section: str, key: str) -> int | None:
         """An optional limit; null, 0, "", negative or non-numeric means no cap."""
-        found = self._read.get(("cap", section, key), _UNREAD)
-        return self._remembered("cap", section, key, lambda: self._cap(section, key)) if found is _UNREAD else found
+        return self._remembered("cap", section, key, self._cap)
 
-    def _remembered(self, reading: str, section: str, key: str, work: Callable[[], Any]) -> Any:
-        """What `work` reads of a setting, worked out once until `set` changes the settings."""
+    def _remembered(self, reading: str, section: str, key: str, work: Callable[[str, str], Any]) -> Any:
+        """What `work(section, key)` reads of a setting, worked out once until `set` changes the settings
+        (these are read on every request: no closure is made for a reading already worked out)."""
         remembered = (reading, section, key)
         found = self._read.get(remembered, _UNREAD)
         if found is _UNREAD:
-            found = self._read[remembered] = work()
+            found = self._read[remembered] = work(section, key)
         return found
 
     def _cap(self, section: str, key: str) -> int | None:
@@ -349,7 +346,7 @@ class Settings:
     @property
     def requires_user(self) -> bool:
         return self._remembered("requires_user", "routes", "middleware",
-                                lambda: "auth:token" in self.value("routes", "middleware"))
+                                lambda section, key: "auth:token" in self.value(section, key))
 
     @property
     def mongodb_uri(self) -> str:

@@ -13,7 +13,7 @@ from service.graphql.graphiql import send_graphiql
 from service.graphql.service import GraphQLService
 from service.graphql.websocket import websocket_routes
 from service.http.base import JsonHandler
-from service.http.json_bodies import decode_json, encode_json
+from service.http.json_bodies import decode_json
 from service.http.explorer import wants_page
 
 
@@ -52,15 +52,12 @@ class GraphQLHandler(JsonHandler):
         await self.send_answer(body, context)
 
     async def send_answer(self, body: dict[str, Any], context: Context) -> None:
-        """`body`, or the budget's error when the answer is over the budget the door measures."""
-        answer = encode_json(body)
-        if context.budget is not None:
-            try:
-                context.budget.check_encoded(answer)
-            except ResponseTooLarge:
-                answer = encode_json(too_large(context.budget.limit))  # type: ignore[arg-type]
-        self.set_header("Content-Type", "application/json; charset=UTF-8")
-        await self.send_bytes(answer)
+        """`body`, or GraphQL's error of the budget when the answer is over the budget the door measures."""
+        try:
+            await self.send_json(body, measured=context.budget)
+        except ResponseTooLarge:
+            assert context.budget is not None and context.budget.limit is not None  # only a budget refuses
+            await self.send_json(too_large(context.budget.limit))
 
 
 def graphql_routes(app: Restify, graphql: GraphQLService | None = None, path: str | None = None) -> list[Any]:

@@ -16,7 +16,7 @@ from service.core.declarations import DATA_MEMBER, READ, WRITE, Context, Resourc
 from service.core.identity import pace_writes, refuse_unverified
 from service.core.kernel import Forbidden, NotFound, Unauthenticated, with_values
 from service.core.reading import (IndexQuery, Page, Visible, apply_fieldsets, asked_relations, bindable,
-                                  binding_once, charged_page, cursor_binding, cursor_key, fill, forced, index_query,
+                                  once, charged_page, cursor_binding, cursor_key, fill, forced, index_query,
                                   page_envelope, page_records, parse_fieldsets, ranked, read_cursor_page,
                                   read_through_page, refuse_before_reading, refuse_unranked, relation_key,
                                   require_readable, resolve, search_within, taking_turns, text_fields, trashed_asked,
@@ -96,7 +96,7 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
         await refuse_unranked(query, collection, where)
         # A cursor is bound to what chooses and orders the records, and to the page size (worked out
         # once, when a cursor is read or sealed: an answer without its page's meta seals none).
-        bound = binding_once(lambda: cursor_binding(resource.name, query.sort, sorted(where.equals.items()),
+        bound = once(lambda: cursor_binding(resource.name, query.sort, sorted(where.equals.items()),
                                              bindable(where.conditions), query.search, query.per_page))
         if relation_key(query.sort):
             page = await read_through_page(app, resource, context, where, query.sort, query.per_page, query.page,

@@ -5,7 +5,7 @@ May import: kernel, declarations (docs/architecture.md: the layers and their rul
 """
 from service.core.reading.admission import owner, taking_turns
 from service.core.reading.computed import ComputeContext, computed_fields, fill
-from service.core.reading.cursors import Page, binding_once, cursor_binding, cursor_key, read_cursor_page
+from service.core.reading.cursors import Page, once, cursor_binding, cursor_key, read_cursor_page
 from service.core.reading.fieldsets import Fieldsets, apply_fieldsets, parse_fieldsets, selectable
 from service.core.reading.filter_objects import FILTER, as_parameters, index_query, query_text
 from service.core.reading.grouping import (AGGREGATE_PARAMETERS, Aggregation, aggregatable, aggregation_answer,
@@ -25,7 +25,7 @@ from service.core.reading.visibility import Visible, forced, trashed_asked, visi
 __all__ = [
     "AGGREGATE_PARAMETERS", "Aggregation", "aggregatable", "aggregation_answer", "declares_aggregations",
     "group_keys", "parse_aggregation",
-    "bindable", "binding_once", "resolve",
+    "bindable", "once", "resolve",
     "Attributes", "ComputeContext", "FILTER", "Fieldsets", "IndexQuery", "Page", "RelationTree", "Visible",
     "apply_fieldsets",
     "as_parameters", "asked_relations", "charged_page", "page_envelope", "page_records",

@@ -25,7 +25,7 @@ import math
 import os
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
@@ -86,16 +86,16 @@ def cursor_binding(*parts: Any) -> str:
     return hashlib.sha256(text).hexdigest()[:_BINDING_CHARS]
 
 
-def binding_once(compute: Callable[[], str]) -> Callable[[], str]:
-    """`compute` (a `cursor_binding`), worked out on the first call only: an answer without its page's
-    meta seals no cursor, so it never works it out."""
+def once(compute: Callable[[], str]) -> Callable[[], str]:
+    """`compute` (a cursor's binding, or its seal), worked out on the first call only: an answer without
+    its page's meta seals no cursor, so it never works either out."""
     found: list[str] = []
 
-    def binding() -> str:
+    def remembered() -> str:
         if not found:
             found.append(compute())
         return found[0]
-    return binding
+    return remembered
 
 
 def encode(secret: bytes, bound: str, position: Position) -> str:
@@ -196,21 +196,19 @@ class Page:
     # without its page's meta never pays for them.
     seal_next: Callable[[], str] | None
     seal_prev: Callable[[], str] | None
-    # What the seals gave, once asked (a page belongs to one request: no lock, unlike cached_property).
-    _sealed: dict[bool, str | None] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Each seal is worked out once, however often the answer reads it.
+        self.seal_next = once(self.seal_next) if self.seal_next is not None else None
+        self.seal_prev = once(self.seal_prev) if self.seal_prev is not None else None
 
     @property
     def next_cursor(self) -> str | None:
-        return self._seal(True, self.seal_next)
+        return self.seal_next() if self.seal_next is not None else None
 
     @property
     def prev_cursor(self) -> str | None:
-        return self._seal(False, self.seal_prev)
-
-    def _seal(self, forward: bool, seal: Callable[[], str] | None) -> str | None:
-        if forward not in self._sealed:
-            self._sealed[forward] = seal() if seal is not None else None
-        return self._sealed[forward]
+        return self.seal_prev() if self.seal_prev is not None else None
 
 
 async def read_cursor_page(collection: Collection, where: Filter, sort: list[tuple[str, int]], per_page: int,
