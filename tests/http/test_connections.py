@@ -5,6 +5,10 @@ import json
 import time
 
 import pytest
+from tornado.netutil import bind_sockets
+from tornado.web import Application, RequestHandler
+
+from service.http.connections import TimedHTTPServer
 
 from tests.http.test_proxy_headers import http_server  # noqa: F401 - the server `restify serve` runs
 
@@ -202,3 +206,26 @@ async def test_half_open_connections_are_released_and_plain_requests_are_served_
     assert not released, f"{len(released)} connections were released before the requests were answered"
     closing = await asyncio.gather(*(client.closed_after() for client in held))
     assert max(closing) < BOUND  # the server closed every one of them (EOF): their descriptors are free
+
+
+
+class _Slow(RequestHandler):
+    async def post(self) -> None:
+        await asyncio.sleep(QUICK * 2.5)  # past the body limit and two sweeps
+        self.write({"read": len(self.request.body)})
+
+
+async def test_a_request_handled_for_longer_than_the_body_limit_is_answered():
+    """The body clock ends with the body: a slow answer (a long bulk write) is not cut by it."""
+    [listening] = bind_sockets(0, "127.0.0.1")
+    server = TimedHTTPServer(Application([("/slow", _Slow)]), idle_timeout=LONG, header_timeout=LONG,
+                             body_timeout=QUICK)
+    server.add_socket(listening)
+    client = await Raw.open(listening.getsockname()[1])
+    try:
+        await client.send(b"POST /slow HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello")
+        status, _, body = await client.response()
+        assert (status, json.loads(body)) == (200, {"read": 5})
+    finally:
+        client.close()
+        server.stop()
