@@ -13,6 +13,7 @@ from service.graphql.service import GraphQLService
 from service.http.access import Observer
 from service.http.base import NotFoundHandler
 from service.http.connections import TimedHTTPServer
+from service.http.routing import RoutedApplication
 from service.http.events import events_routes
 from service.http.explorer import explorer_routes
 from service.http.health import ops_routes
@@ -26,7 +27,7 @@ from service.openapi.handler import openapi_routes
 def make_app(app: Restify, graphql: GraphQLService | None = None, **settings: Any) -> Application:
     """The whole service; pass `graphql` to keep a handle for reloading its schema."""
     observer = Observer(Metrics() if metrics_enabled(app.settings) else None)
-    application = Application(
+    application = RoutedApplication(
         # Health first: a prefix of "/" must not turn /healthz into a repository name; nor /graphql and
         # /mcp, which come before the repository routes too (a router tries its rules in order: a GraphQL
         # request no longer tests the repository routes' forty-odd patterns first). Events, the document
