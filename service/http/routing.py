@@ -28,11 +28,11 @@ class FirstMatchRouter(_ApplicationRouter):
         self._joined = False
 
     def _join(self) -> re.Pattern[str] | None:
-        if not all(isinstance(rule.matcher, PathMatches) for rule in self.rules):
+        paths = [rule.matcher for rule in self.rules if isinstance(rule.matcher, PathMatches)]
+        if len(paths) != len(self.rules):
             return None
         try:
-            return re.compile("|".join(f"(?P<_r{position}>{rule.matcher.regex.pattern})"
-                                       for position, rule in enumerate(self.rules)))
+            return re.compile("|".join(f"(?P<_r{position}>{path.regex.pattern})" for position, path in enumerate(paths)))
         except re.error:
             return None
 
