@@ -32,7 +32,8 @@ class FirstMatchRouter(_ApplicationRouter):
         if len(paths) != len(self.rules):
             return None
         try:
-            return re.compile("|".join(f"(?P<_r{position}>{path.regex.pattern})" for position, path in enumerate(paths)))
+            return re.compile("|".join(f"(?P<_r{position}>{path.regex.pattern})"
+                                       for position, path in enumerate(paths)))
         except re.error:
             return None
 
