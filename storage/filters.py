@@ -29,6 +29,7 @@ class Filter:
     equals: dict[str, Any] = field(default_factory=dict)
     search_fields: tuple[str, ...] = ()
     search_text: str = ""
+    # The field is among these values; it is `id` or holds one value per record (a relation key).
     within: tuple[str, tuple[Any, ...]] | None = None
     # Search also matches records whose `field` is one of these values (the ids of related records
     # whose own fields match the text): (field, values) alternatives beside `search_fields`. The
@@ -82,6 +83,7 @@ class Filter:
             if not branches:
                 return None  # only related fields are searched, and no related record matches
             clauses.append(branches[0] if len(branches) == 1 else {"$or": branches})
+        bounded = None  # where the `within` clause is, when it carries bounds
         if self.within is not None:
             name, values = self.within
             for value in values:
@@ -90,7 +92,9 @@ class Filter:
                 ids = [oid for oid in (to_object_id(v) for v in values) if oid is not None]
                 clauses.append({"_id": {"$in": ids}})
             else:
-                clauses.append({name: {"$in": list(values)}})
+                among_values = bounded_in(list(values))
+                clauses.append({name: among_values})
+                bounded = len(clauses) - 1 if "$gte" in among_values else None
         for bound, operator in ((self.since, "$gte"), (self.before, "$lt")):
             if bound is not None:
                 check_scalar(bound[0], bound[1])
@@ -102,7 +106,23 @@ class Filter:
         if not clauses:
             return {}
         merged = merged_clauses(clauses)
+        if merged is None and bounded is not None:  # another clause bounds that field: the plain `$in` joins it
+            name = next(iter(clauses[bounded]))
+            clauses[bounded] = {name: {"$in": clauses[bounded][name]["$in"]}}
+            merged = merged_clauses(clauses)
         return merged if merged is not None else {"$and": clauses}
+
+
+def bounded_in(values: list[Any]) -> dict[str, Any]:
+    """`$in` of `values`, and with two or more strings their least and greatest as bounds: the same
+    records where the field holds one value per record (a relation key). The embedded server then reads
+    the range from the field's index and tests the `$in` on what it finds, where a bare `$in` is tested
+    on every document (a page's comments: a third of the time); MongoDB intersects the bounds with the
+    `$in`'s points. Not for arrays (the embedded server compares an array's range as a whole) nor `_id`
+    (which it reads by `$in` already)."""
+    if len(values) < 2 or any(type(value) is not str for value in values):
+        return {"$in": values}
+    return {"$gte": min(values), "$lte": max(values), "$in": values}
 
 
 def substring_test(text: str) -> dict[str, str] | None:

@@ -185,6 +185,47 @@ async def test_find_within_dedupes_skips_none_and_honours_limit(db, commands):
     assert commands.commands == []
 
 
+
+# A relation key (one value per record) among several strings carries the values' bounds: the embedded
+# server reads the range from the key's index instead of testing the `$in` on every document.
+KEYED = ({"name": "Ann", "post": "p1"}, {"name": "Bob", "post": "p2"}, {"name": "Cid", "post": "p3"},
+         {"name": "Dee", "post": "p10"}, {"name": "Eve", "post": 2}, {"name": "Fay", "post": None}, {"name": "Gus"},
+         {"name": "Hal", "post": "p2 "}, {"name": "Ida", "post": "P2"}, {"name": "Jo", "post": "é"})
+
+
+@pytest.mark.parametrize("values, expected", [
+    (("p2", "p10"), ["Bob", "Dee"]),          # p10 sorts before p2: the bounds are the values' own order
+    (("p1", "p3"), ["Ann", "Cid"]),           # p2 and p10 lie between the bounds and are not listed
+    (("p2", "zz", "é"), ["Bob", "Jo"]),       # a code point past ASCII, as MongoDB orders UTF-8 bytes
+    (("P2", "p2"), ["Bob", "Ida"]),
+    (("x", "y"), []),
+    (("p2",), ["Bob"]),                       # one value: an equality
+    (("p1", 2), ["Ann", "Eve"]),              # mixed types: the plain `$in`
+])
+async def test_within_a_relation_key_of_strings_is_bounded_and_matches_the_listed_values(db, values, expected):
+    comments = db.collection("comments")
+    await seed(comments, KEYED)
+    await comments.create_index((("post", 1),))
+    assert await names(comments, Filter(within=("post", values))) == expected
+    assert await comments.count(Filter(within=("post", values))) == len(expected)
+    assert [d["name"] for d in await comments.find_within("post", values, sort=BY_ID)] == expected
+
+
+def test_the_bounds_of_a_within_are_its_least_and_greatest_string():
+    assert Filter(within=("post", ("p2", "p10", "p1"))).to_mongo() == \
+        {"post": {"$gte": "p1", "$lte": "p2", "$in": ["p2", "p10", "p1"]}}
+    assert Filter(within=("post", ("p1", 2))).to_mongo() == {"post": {"$in": ["p1", 2]}}
+
+
+async def test_a_within_beside_a_bound_on_its_field_keeps_the_plain_in(db):
+    """Two bounds of one field cannot be one document: the plain `$in` joins the condition."""
+    comments = db.collection("comments")
+    await seed(comments, KEYED)
+    where = Filter(within=("post", ("p1", "p2", "p3")), conditions=(("post", "gte", "p2"),))
+    assert where.to_mongo() == {"post": {"$in": ["p1", "p2", "p3"], "$gte": "p2"}}
+    assert await names(comments, where) == ["Bob", "Cid"]
+
+
 # -- any_of: a read rule of exact-value alternatives ----------------------------------
 
 @pytest.mark.parametrize("alternatives, expected", [
