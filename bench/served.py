@@ -2,10 +2,11 @@
 process) and the bare app answering the same request, so their ratio is the framework's own cost
 without the machine's noise.
 
-    python -m bench.served [--requests 300] [--only NAME]
+    python -m bench.served [--requests 300] [--connections 1] [--only NAME]
 
 Each case starts its server under `valgrind --tool=cachegrind` twice, sends it a few keep-alive requests
-and then `--requests` more, stops it with SIGTERM and takes the difference per request (start-up, warm-up
+and then `--requests` more (over `--connections` connections at once: a server with many requests in
+flight does work a lone request does not), stops it with SIGTERM and takes the difference per request (start-up, warm-up
 and shutdown cancel out; the timers a server runs while idle do not quite, which is why the count is
 large). Every answer must be a 200 (201 for a store).
 
@@ -22,6 +23,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 from bench.instructions import VALGRIND, arguments, instructions_in, seeded, under_valgrind
@@ -67,8 +69,10 @@ def _wait_listening(port: int, process: subprocess.Popen, log: str) -> None:
     raise RuntimeError(f"the server did not listen within 300 s; see {log}")
 
 
-def _counted(side: str, request: Request, count: int, env: dict[str, str], token: str, workdir: str) -> int:
-    """The instructions the server executed from start to stop, answering WARM_UP + `count` requests."""
+def _counted(side: str, request: Request, count: int, env: dict[str, str], token: str, workdir: str,
+             connections: int = 1) -> int:
+    """The instructions the server executed from start to stop, answering WARM_UP + `count` requests
+    (`count` split evenly over `connections` at once)."""
     port = free_port()
     log = os.path.join(workdir, f"{side}-{count}.log")
     command = [*VALGRIND, *_command(side, env["MONGODB_URI"], port)]
@@ -80,14 +84,26 @@ def _counted(side: str, request: Request, count: int, env: dict[str, str], token
         headers = {"Content-Type": "application/json"} if body else {}
         if with_token:
             headers["Authorization"] = f"Bearer {token}"
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-        for _ in range(WARM_UP + count):
-            connection.request(method, path, body=body or None, headers=headers)
-            answer = connection.getresponse()
-            answer.read()
-            if answer.status not in (200, 201):
-                raise RuntimeError(f"{side} {method} {path}: {answer.status}")
-        connection.close()
+        failures: list[str] = []
+
+        def send(times: int) -> None:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+            for _ in range(times):
+                connection.request(method, path, body=body or None, headers=headers)
+                answer = connection.getresponse()
+                answer.read()
+                if answer.status not in (200, 201):
+                    failures.append(f"{side} {method} {path}: {answer.status}")
+                    break
+            connection.close()
+        send(WARM_UP)
+        clients = [threading.Thread(target=send, args=(count // connections,)) for _ in range(connections)]
+        for client in clients:
+            client.start()
+        for client in clients:
+            client.join()
+        if failures:
+            raise RuntimeError(failures[0])
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=300)
@@ -107,12 +123,15 @@ def _bench(workspace: Workspace, args: argparse.Namespace) -> int:
             continue
         per_request = {}
         for side, request in sides.items():
-            extra = _counted(side, request, few + args.requests, env, token, str(workspace.dir)) \
-                - _counted(side, request, few, env, token, str(workspace.dir))
-            per_request[side] = extra / args.requests
+            many, some = few + args.requests, few
+            extra = _counted(side, request, many, env, token, str(workspace.dir), args.connections) \
+                - _counted(side, request, some, env, token, str(workspace.dir), args.connections)
+            # Each connection sends its even share: what both runs sent, told apart.
+            per_request[side] = extra / (many // args.connections - some // args.connections) / args.connections
         rows.append((case, per_request["service"], per_request["bare"]))
         print(f"  done: {case}", flush=True)
-    print(f"\nServer instructions per request ({args.requests} requests counted, one process each)")
+    print(f"\nServer instructions per request ({args.requests} requests counted over {args.connections} "
+          "connection(s), one process each)")
     print(f"{'case':16} {'service (k)':>12} {'bare (k)':>10} {'bare ÷ service':>15}")
     for case, service, bare in rows:
         print(f"{case:16} {service / 1000:12,.0f} {bare / 1000:10,.0f} {bare / service:15.2f}")
@@ -120,7 +139,11 @@ def _bench(workspace: Workspace, args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = arguments("bench.served", __doc__, "requests", 300).parse_args(argv)
+    parser = arguments("bench.served", __doc__, "requests", 300)
+    parser.add_argument("--connections", type=int, default=1, help="connections sending at once (default 1)")
+    args = parser.parse_args(argv)
+    if args.connections < 1 or args.requests < args.connections:
+        parser.error("--connections must be at least 1 and at most --requests")
     return under_valgrind("restify-served-", _bench, args)
 
 
