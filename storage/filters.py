@@ -83,7 +83,7 @@ class Filter:
             if not branches:
                 return None  # only related fields are searched, and no related record matches
             clauses.append(branches[0] if len(branches) == 1 else {"$or": branches})
-        bounded = None  # where the `within` clause is, when it carries bounds
+        plain_within: tuple[int, dict[str, Any]] | None = None  # a bounded `within`'s place, and it unbounded
         if self.within is not None:
             name, values = self.within
             for value in values:
@@ -94,7 +94,8 @@ class Filter:
             else:
                 among_values = bounded_in(list(values))
                 clauses.append({name: among_values})
-                bounded = len(clauses) - 1 if "$gte" in among_values else None
+                if "$gte" in among_values:
+                    plain_within = (len(clauses) - 1, {name: {"$in": among_values["$in"]}})
         for bound, operator in ((self.since, "$gte"), (self.before, "$lt")):
             if bound is not None:
                 check_scalar(bound[0], bound[1])
@@ -106,9 +107,8 @@ class Filter:
         if not clauses:
             return {}
         merged = merged_clauses(clauses)
-        if merged is None and bounded is not None:  # another clause bounds that field: the plain `$in` joins it
-            name = next(iter(clauses[bounded]))
-            clauses[bounded] = {name: {"$in": clauses[bounded][name]["$in"]}}
+        if merged is None and plain_within is not None:  # another clause bounds that field: the plain `$in` joins it
+            clauses[plain_within[0]] = plain_within[1]
             merged = merged_clauses(clauses)
         return merged if merged is not None else {"$and": clauses}
 
