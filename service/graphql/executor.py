@@ -51,7 +51,7 @@ class Prepared:
     # What each repository field of the document selects (resolvers.RepositoryResolvers.context): planned
     # by its first request, for every later one, and gone with the document.
     plans: dict[Any, Any] = field(default_factory=dict)
-    # A plain list answered without graphql-core's executor (`direct`): planned by its first request.
+    # A plain list or record answered without graphql-core's executor (`direct`): planned by its first request.
     direct: Any = UNPLANNED
 
 
@@ -134,7 +134,9 @@ class GraphQLEndpoint:
         classes = load_resolver_classes(self.config.output_dir / "resolvers")
         query, mutation = self.schema.query_type, self.schema.mutation_type
         self.list_fields: dict[str, int] = {}  # list field -> its default `first`, which the cost counts
-        self.direct_lists: dict[str, RepositoryResolvers] = {}  # `<type>List` fields that may skip the executor
+        # `<type>List` and `<type>` fields that may skip the executor
+        self.direct_lists: dict[str, RepositoryResolvers] = {}
+        self.direct_shows: dict[str, RepositoryResolvers] = {}
         exposed_names = {r.name for r in exposed(self.app.registry, self.config)}
         for resource in exposed(self.app.registry, self.config):
             type_name = resource.model.__name__
@@ -144,7 +146,7 @@ class GraphQLEndpoint:
             _set(query, name, lambda _, info, r=resolvers, **kw: r.show(info, **kw))
             _set(query, f"{name}List", lambda _, info, r=resolvers, **kw: r.list(info, **kw))
             if answers_directly(resolvers):
-                self.direct_lists[f"{name}List"] = resolvers
+                self.direct_lists[f"{name}List"] = self.direct_shows[name] = resolvers
             _set(query, f"{name}Page", lambda _, info, r=resolvers, **kw: r.paginate(info, **kw))
             _set(mutation, f"create{type_name}", lambda _, info, r=resolvers, **kw: r.create(info, **kw))
             _set(mutation, f"update{type_name}", lambda _, info, r=resolvers, **kw: r.update(info, **kw))
@@ -243,7 +245,7 @@ class GraphQLEndpoint:
         if not allow_mutations and _is_mutation(document, operation_name):
             return _failure("Mutations must be sent with POST.", "BAD_REQUEST")
         if prepared.direct is UNPLANNED:
-            prepared.direct = plan_direct(self.schema, document, self.direct_lists)
+            prepared.direct = plan_direct(self.schema, document, self.direct_lists, self.direct_shows)
         # One budget for the whole answer: core charges each record it builds, relation fields each
         # further place they write one (service.core.declarations.budget).
         context.budget = Budget(self.app.settings.max_response_bytes, copies=False,

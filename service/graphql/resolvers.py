@@ -124,11 +124,21 @@ class RepositoryResolvers(BulkResolvers):
     # -- operations ---------------------------------------------------------
     def _relatable(self, info: GraphQLResolveInfo) -> int:
         # The largest `first` asked of a relation, so no selection gets fewer items than it asked for.
-        return max([int(self.app.settings.positive("pagination", "relatable_per_page")),
-                    *related_firsts(self._resource(), info)])
+        return self.relatable(related_firsts(self._resource(), info))
+
+    def relatable(self, firsts: Sequence[int] = ()) -> int:
+        """The related records loaded per relation where the selection asks for `firsts` of some."""
+        return max([int(self.app.settings.positive("pagination", "relatable_per_page")), *firsts])
 
     async def show(self, info: GraphQLResolveInfo, id: str, trashed: str | None = None) -> dict[str, Any]:
-        context = self.context(info, relatablePerPage=self._relatable(info), trashed=_lower(trashed))
+        related, selected = self._plan(info)
+        return await self.shown(info.context["context"], related, selected, self._relatable(info), id, trashed)
+
+    async def shown(self, base: Context, related: str, selected: dict[str, frozenset[str]], relatable: int, id: str,
+                    trashed: str | None = None) -> dict[str, Any]:
+        """`show` for the request's context `base` (as `listed` is `list`'s): with the relations it loads, the
+        fields it selects and the related records it loads per relation (`relatable`)."""
+        context = self._context(base, related, selected, relatablePerPage=relatable, trashed=_lower(trashed))
         body = await operations.show(self.app, self.resource, id, context)
         return flatten(body["data"])
 

@@ -1,10 +1,11 @@
-"""A list of plain fields is answered without graphql-core's executor, planned once per document; the
-answers are graphql-core's own, errors included. Each query runs twice over HTTP: with direct lists,
-then with them turned off (every document through the executor), and the two bodies must be equal."""
+"""A list of plain fields, and a record with its plain relation lists, are answered without graphql-core's
+executor, planned once per document; the answers are graphql-core's own, errors included. Each query runs
+twice over HTTP: answered directly, then with direct answers turned off (every document through the
+executor), and the two bodies must be equal."""
 import pytest
 
 from tests.graphql.test_endpoint import app, config, graphql, run  # noqa: F401 - fixtures
-from tests.http.test_index_queries import seed_post
+from tests.http.test_index_queries import seed, seed_post
 
 PLAIN = "{ postList(first: 3) { id title views published created_at } }"
 CASES = [
@@ -33,17 +34,19 @@ async def _posts(db) -> None:
         await seed_post(db, title, views=views)
 
 
-async def _both(api, graphql, query, variables, operation_name):  # noqa: F811 - the fixture
+async def _both(api, graphql, query, variables, operation_name, token=None):  # noqa: F811 - the fixture
     extra = {"operationName": operation_name} if operation_name else {}
+    extra["token"] = token
     direct = await run(api, query, variables, **extra)
     endpoint = graphql.endpoint
     prepared = endpoint._cache[query].result()
     lists, endpoint.direct_lists = endpoint.direct_lists, {}
+    shows, endpoint.direct_shows = endpoint.direct_shows, {}
     endpoint._cache.clear()
     try:
         general = await run(api, query, variables, **extra)
     finally:
-        endpoint.direct_lists = lists
+        endpoint.direct_lists, endpoint.direct_shows = lists, shows
         endpoint._cache.clear()
     return prepared, direct, general
 
@@ -105,3 +108,83 @@ async def test_a_list_of_a_model_with_eager_relations_answers_as_graphql_core_wo
     assert prepared.direct is not None
     assert direct == general
     assert [p["title"] for p in direct["data"]["postList"]] == ["alpha", "bravo", "banana", "delta"]
+
+
+# -- a record with its plain relation lists ----------------------------------------------------------
+
+async def _post_with_relations(db, user: str | None = None, comments: int = 3, **values) -> str:
+    tags = [await seed(db, "tags", name=name) for name in ("red", "blue")]
+    post = await seed_post(db, "Hello", body="Text", views=7, user_id=user, tag_ids=tags, **values)
+    for n in range(comments):
+        await seed(db, "comments", body=f"c{n:02}", post_id=post, user_id=user)
+    return post
+
+
+SHOW = "query($id: ID!) { post(id: $id) { id title comments { id body } tags { id name } } }"
+SHOWS = [
+    SHOW,
+    # Relation fields before plain ones, a single one, aliases, the same field twice under two names.
+    'query($id: ID!) { p: post(id: $id) { c: comments { b: body again: body } t: title user { name } views } }',
+    # The relation field's default `first` cuts the related list (more comments than it).
+    "query($id: ID!) { post(id: $id) { comments { body } } }",
+    'query Named($id: ID!) { post(id: $id) { title tags { name } } }',
+    # One relation written twice: the budget counts both places.
+    'query($id: ID!) { post(id: $id) { comments { body } c: comments { id } } }',
+]
+
+
+@pytest.mark.parametrize("query", SHOWS)
+async def test_a_record_with_plain_relations_answers_as_graphql_core_would(api, graphql, db, ann, query):  # noqa: F811
+    post = await _post_with_relations(db, ann["id"], comments=20)
+    prepared, direct, general = await _both(api, graphql, query, {"id": post}, None, ann["token"])
+    assert direct == general
+    assert "errors" not in direct, direct
+    assert prepared.direct is not None and not prepared.direct.many
+
+
+async def test_a_shown_record_has_its_relations_in_the_selections_order(api, graphql, db, ann):  # noqa: F811
+    post = await _post_with_relations(db, ann["id"])
+    body = await run(api, SHOWS[1], {"id": post}, token=ann["token"])
+    assert body == {"data": {"p": {
+        "c": [{"b": f"c{n:02}", "again": f"c{n:02}"} for n in range(3)], "t": "Hello", "user": {"name": "Ann"},
+        "views": "7"}}}
+    assert list(body["data"]["p"]) == ["c", "t", "user", "views"]
+    for n in range(3, 20):
+        await seed(db, "comments", body=f"c{n:02}", post_id=post, user_id=None)
+    shown = await run(api, SHOWS[2], {"id": post})
+    assert shown == {"data": {"post": {"comments": [{"body": f"c{n:02}"} for n in range(15)]}}}
+
+
+@pytest.mark.parametrize("query, variables", [
+    # Refused by the operation: a nullable root field is null beside the error.
+    (SHOW, {"id": "0" * 24}),
+    ('{ post(id: "%s") { id title } }' % ("0" * 24), None),  # the arguments kept with the plan
+    # Refused before anything runs: the executor words it.
+    (SHOW, {"id": ["not", "an", "id"]}),
+    ("query($id: ID!) { post(id: $id) { user { name } title } }", "no user"),
+    # A related value the scalar refuses: the record goes through the executor, which reports it.
+    ("query($id: ID!) { post(id: $id) { title comments { body } } }", "odd comment"),
+])
+async def test_a_shown_record_errs_as_graphql_core_would(api, graphql, db, query, variables):  # noqa: F811
+    if variables == "no user":
+        variables = {"id": await seed_post(db, "Alone")}
+    elif variables == "odd comment":
+        variables = {"id": await _post_with_relations(db)}
+        await seed(db, "comments", body={"not": "text"}, post_id=variables["id"], user_id=None)
+    _, direct, general = await _both(api, graphql, query, variables, None)
+    assert direct == general
+    if variables == {"id": "0" * 24} or variables is None:
+        assert direct["data"] == {"post": None} and direct["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+
+
+@pytest.mark.parametrize("query", [
+    'query($id: ID!) { post(id: $id) { comments(first: 2) { body } } }',  # a relation field's argument
+    'query($id: ID!) { post(id: $id) { comments { user { name } } } }',   # two levels of relations
+    'query($id: ID!) { post(id: $id) { comments { ...C } } } fragment C on Comment { body }',
+    'query($id: ID!) { post(id: $id) { tags { __typename } } }',
+])
+async def test_other_shows_go_through_the_executor(api, graphql, db, query):  # noqa: F811
+    post = await _post_with_relations(db)
+    body = await run(api, query, {"id": post})
+    assert "errors" not in body, body
+    assert graphql.endpoint._cache[query].result().direct is None
