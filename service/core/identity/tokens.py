@@ -3,8 +3,10 @@ so a leaked tokens collection grants nothing. Each carries its abilities (servic
 a name, when it was made, last used and when it expires."""
 import hashlib
 import secrets
+import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from service.core.declarations import EVERYTHING, iso
@@ -104,12 +106,19 @@ async def revoke_grant(app: "Restify", grant_id: str) -> None:
 async def mark_used(app: "Restify", stored: dict[str, Any]) -> None:
     """Sets `last_used_at`, at most once a minute per token: a read-mostly client costs one small
     write a minute, not one per request."""
-    moment = datetime.now(timezone.utc)
     last = stored.get("last_used_at")
-    if isinstance(last, str) and last > iso(moment - timedelta(seconds=USED_EVERY)):
+    if isinstance(last, str) and last > _written_at(int(time.time()) - USED_EVERY):
         return
-    await app.db.collection(TOKENS).update(stored["id"], {"last_used_at": iso(moment)})
-    stored["last_used_at"] = iso(moment)  # a remembered token is not marked again for a minute
+    moment = iso(datetime.now(timezone.utc))
+    await app.db.collection(TOKENS).update(stored["id"], {"last_used_at": moment})
+    stored["last_used_at"] = moment  # a remembered token is not marked again for a minute
+
+
+@lru_cache(maxsize=1)
+def _written_at(second: int) -> str:
+    # A moment to the second, written once a second rather than on every request: marking a token
+    # up to a second late is all the rounding costs.
+    return iso(datetime.fromtimestamp(second, timezone.utc))
 
 
 async def revoke_tokens(app: "Restify", user_id: str, keep: str | None = None) -> int:
