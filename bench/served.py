@@ -14,6 +14,8 @@ large). Every answer must be a 200 (201 for a store).
   index uncounted  the same with count=none (what a GraphQL list reads)
   graphql list     POST /graphql { postList(first: 15) { ... } } (guest); bare answers the uncounted index
   show             GET /api/restify/posts/<id> with a bearer token
+  graphql show     POST /graphql { post(id: <id>) { id title comments { id body } tags { id name } } } with
+                   the token; bare answers GET /api/restify/posts/<id>?related=comments,tags
 """
 import argparse
 import http.client
@@ -42,11 +44,15 @@ Request = tuple[str, str, bytes, bool]  # method, path, body, with the token
 def _cases(post_id: str) -> dict[str, dict[str, Request]]:
     """Each case's request to the service and to bare."""
     show = ("GET", f"/api/restify/posts/{post_id}", b"", True)
+    post = json.dumps({"query": "query($id: ID!) { post(id: $id) { id title comments { id body } tags { id name } } }",
+                       "variables": {"id": post_id}}).encode()
     return {
         "index": {"service": ("GET", INDEX, b"", False), "bare": ("GET", INDEX, b"", False)},
         "index uncounted": {"service": ("GET", UNCOUNTED, b"", False), "bare": ("GET", UNCOUNTED, b"", False)},
         "graphql list": {"service": ("POST", "/graphql", _LIST, False), "bare": ("GET", UNCOUNTED, b"", False)},
         "show": {"service": show, "bare": show},
+        "graphql show": {"service": ("POST", "/graphql", post, True),
+                         "bare": ("GET", f"/api/restify/posts/{post_id}?related=comments,tags", b"", True)},
     }
 
 
