@@ -66,7 +66,7 @@ def _literal_arguments(field: GraphQLField, node: FieldNode, operation: Operatio
     return arguments if all(type(value) in _CONSTANT for value in arguments.values()) else None
 
 
-_ON_THE_WAY = ("list", "listed", "show", "shown", "context", "_plan", "relatable")
+_ON_THE_WAY = ("list", "listed", "show", "shown", "context", "_plan", "_relatable", "relatable")
 
 
 def answers_directly(resolvers: RepositoryResolvers) -> bool:

@@ -4,6 +4,8 @@ twice over HTTP: answered directly, then with direct answers turned off (every d
 executor), and the two bodies must be equal."""
 import pytest
 
+from service.graphql.direct import answers_directly
+from service.graphql.resolvers import RepositoryResolvers
 from tests.graphql.test_endpoint import app, config, graphql, run  # noqa: F401 - fixtures
 from tests.http.test_index_queries import seed, seed_post
 
@@ -188,3 +190,12 @@ async def test_other_shows_go_through_the_executor(api, graphql, db, query):  # 
     body = await run(api, query, {"id": post})
     assert "errors" not in body, body
     assert graphql.endpoint._cache[query].result().direct is None
+
+
+@pytest.mark.parametrize("method", ["list", "listed", "show", "shown", "context", "_plan", "_relatable", "relatable"])
+def test_resolvers_that_override_a_method_on_the_way_keep_the_executor(restify, method):
+    class Customized(RepositoryResolvers):
+        pass
+    setattr(Customized, method, lambda self, *args, **kwargs: None)
+    assert answers_directly(RepositoryResolvers(restify))
+    assert not answers_directly(Customized(restify))
