@@ -114,14 +114,14 @@ def plan_direct(schema: GraphQLSchema, document: DocumentNode, lists: dict[str, 
 
 
 def _chosen(node: FieldNode) -> dict[str, FieldNode] | None:
-    """The fields a selection chooses, by response name, where each is a plain field or one level of fields
-    (no fragment, no directive, no response name twice), else None."""
+    """The fields a selection chooses, by response name; None where it has a fragment, a directive or a
+    response name twice (graphql-core merges those: not worth planning)."""
     chosen: dict[str, FieldNode] = {}
     for selection in node.selection_set.selections if node.selection_set else ():
         if not isinstance(selection, FieldNode) or selection.directives:
             return None
         key = (selection.alias or selection.name).value
-        if key in chosen:  # graphql-core merges the two: not worth planning
+        if key in chosen:
             return None
         chosen[key] = selection
     return chosen
