@@ -13,13 +13,13 @@ from service.graphql.service import GraphQLService
 from service.http.access import Observer
 from service.http.base import NotFoundHandler
 from service.http.connections import TimedHTTPServer
-from service.http.routing import RoutedApplication
 from service.http.events import events_routes
 from service.http.explorer import explorer_routes
 from service.http.health import ops_routes
 from service.http.metrics import Metrics, enabled as metrics_enabled
 from service.http.oauth import oauth_routes
 from service.http.routes import rest_routes
+from service.http.routing import RoutedApplication
 from service.mcp import mcp_routes
 from service.openapi.handler import openapi_routes
 

@@ -208,7 +208,6 @@ async def test_half_open_connections_are_released_and_plain_requests_are_served_
     assert max(closing) < BOUND  # the server closed every one of them (EOF): their descriptors are free
 
 
-
 class _Slow(RequestHandler):
     async def post(self) -> None:
         await asyncio.sleep(QUICK * 2.5)  # past the body limit and two sweeps
