@@ -4,6 +4,7 @@ It runs as a child process with its own pid and log files, so several
 instances (a dev server, a test run) never trip over each other's pid file.
 """
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -12,10 +13,36 @@ import time
 from pathlib import Path
 
 
+_LOWEST_PICKED = 20000
+
+
+def _outgoing_ports() -> tuple[int, int]:
+    """The range the kernel takes local ports of outgoing connections from (Linux's default elsewhere)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port() -> int:
+    """A port free now, for a server another process starts in a moment.
+
+    Picked below the range outgoing connections take their local ports from: a port the kernel hands out
+    (bind to 0) could be taken by any client connection before the server binds it.
+    """
+    low = _outgoing_ports()[0]
+    for _ in range(64 if low > _LOWEST_PICKED else 0):
+        port = random.randrange(_LOWEST_PICKED, low)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        return int(probe.getsockname()[1])
 
 
 def _listening(host: str, port: int) -> bool:

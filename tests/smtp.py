@@ -9,10 +9,24 @@ from typing import Any
 from aiosmtpd.controller import Controller
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+def reserved_socket(port: int = 0) -> socket.socket:
+    """A socket bound to a port and not listening: connections are refused, and no other socket takes the port."""
+    held = socket.socket()
+    held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    held.bind(("127.0.0.1", port))
+    return held
+
+
+class _OnSocket(Controller):
+    """aiosmtpd's controller serving on a socket bound beforehand, not on a port it binds when started."""
+
+    def __init__(self, handler: Any, held: socket.socket) -> None:
+        host, port = held.getsockname()
+        super().__init__(handler, hostname=host, port=port)
+        self._held = held
+
+    def _create_server(self) -> Any:
+        return self.loop.create_server(self._factory_invoker, sock=self._held)
 
 
 class Inbox:
@@ -45,10 +59,15 @@ class Inbox:
 
 
 class SmtpServer:
-    """Started and stopped on one port, so a service configured for it before it runs finds it later."""
+    """Started and stopped on one port, so a service configured for it before it runs finds it later.
 
-    def __init__(self, port: int | None = None) -> None:
-        self.port = port or free_port()
+    The port stays bound from construction on (refusing connections until `start`), so nothing else running
+    beside the tests can take it in between.
+    """
+
+    def __init__(self) -> None:
+        self._held: socket.socket | None = reserved_socket()
+        self.port = int(self._held.getsockname()[1])
         self.inbox = Inbox()
         self._controller: Controller | None = None
 
@@ -57,11 +76,16 @@ class SmtpServer:
         return f"smtp://127.0.0.1:{self.port}"
 
     def start(self) -> "SmtpServer":
-        self._controller = Controller(self.inbox, hostname="127.0.0.1", port=self.port)
+        held, self._held = self._held or reserved_socket(self.port), None
+        self._controller = _OnSocket(self.inbox, held)
         self._controller.start()
         return self
 
     def stop(self) -> None:
+        """Stops serving; the port is let go (the server closes the socket it served on)."""
         if self._controller is not None:
             self._controller.stop()
             self._controller = None
+        if self._held is not None:
+            self._held.close()
+            self._held = None

@@ -2,7 +2,6 @@
 embedded database (its own database name), with fast password hashing; and a logged-in user."""
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ import pytest
 import requests
 from _pytest.nodeid import NodeId
 
+from storage.embedded import free_port
 from tests.conftest import DATABASE_TIMEOUT_MS, ROOT
 from tests.processes import REQUEST_WAIT, START_WAIT
 
@@ -23,12 +23,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "[" in item.name and not item.nodeid.endswith("]"):
             item._id = NodeId.parse(f"{item.nodeid}[{item.name.split('[', 1)[1]}")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @dataclass

@@ -10,6 +10,7 @@ import pymongo
 import pytest
 
 from storage import EmbeddedServer
+from storage.embedded import free_port
 
 
 @pytest.fixture
@@ -119,3 +120,12 @@ def test_stop_ends_a_server_whose_signal_was_taken_by_a_worker_thread(tmp_path, 
     assert server.wait_stopped(timeout=30)
     assert process.returncode == 0  # its own SIGTERM handler ran: not killed
     assert not server.pid_file.exists()
+
+
+def test_a_free_port_is_outside_the_range_outgoing_connections_take():
+    low, high = (int(part) for part in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    ports = {free_port() for _ in range(20)}
+    assert all(port < low or port > high for port in ports), (ports, low, high)
+    for port in ports:
+        with socket.socket() as server:
+            server.bind(("127.0.0.1", port))
