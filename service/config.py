@@ -47,7 +47,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "log": {"format": "text", "access": "errors"},
     "query": {"max_search_length": 255, "max_related_depth": 3, "max_related_rows": None, "cursor_secret": "",
               "max_relation_sort": 10_000, "max_in_values": 1000, "expensive_concurrency": None,
-              "expensive_rest": 1.0, "expensive_share": 0.25, "expensive_count_seconds": 5},
+              "expensive_rest": 1.0, "expensive_share": 0.25, "expensive_count_seconds": 5,
+              "estimated_count_seconds": 1},
     "attach": {"max_ids": 1000},
     "aggregate": {"max_groups": 1000},
     "graphql": {"max_query_bytes": 16_384, "max_tokens": 2000, "max_selections": 1000},
@@ -216,6 +217,10 @@ MEANINGS: dict[str, str] = {
                                      "pages and the same query, while this process writes nothing to its "
                                      "collection (writes by other processes are seen after it; 0: counted every "
                                      "time)",
+    "query.estimated_count_seconds": "how long the total of a list without filters (the collection's estimated "
+                                     "count, read from its metadata) is kept, while this process writes "
+                                     "nothing to the collection (writes by other processes are seen after it; "
+                                     "0: asked every time)",
     "attach.max_ids": "ids one attach, detach or sync may name; over it a 422",
     "graphql.max_query_bytes": "the largest GraphQL request body (413), or GET `query` parameter (414)",
     "graphql.max_tokens": "tokens a GraphQL document may have; over it a 400 (depth and cost limits are in "
@@ -300,6 +305,10 @@ class Settings:
     def _positive(self, section: str, key: str) -> int | float:
         found = _number(self.get(section, key))
         return _default(section, key) if found is None or found <= 0 else found
+
+    def seconds(self, section: str, key: str) -> float:
+        """A time that may be 0 (off); a negative one is 0, one left empty or not a number takes its default."""
+        return self._remembered("seconds", section, key, lambda s, k: max(0.0, float(self.number(s, k))))
 
     def set(self, section: str, key: str, value: Any) -> None:
         self.values.setdefault(section, {})[key] = value

@@ -18,6 +18,7 @@ from storage.writes import Writes
 
 Sort = list[tuple[str, int]]
 FIRST_BATCH = 10_000
+_ESTIMATE = ""  # the key of a kept estimated count: no filter's repr is empty
 COUNT_THROUGH = 200  # records of one key value a count reads the ids of, on the embedded server
 
 
@@ -139,24 +140,30 @@ class Collection(Writes):
             self._support = await (self._ask_support() if self._ask_support else index_support(self._col.database))
         return self._support
 
-    async def count(self, where: Filter, keep_for: float = 0.0, indexed: str | None = None) -> int:
+    async def count(self, where: Filter, keep_for: float = 0.0, indexed: str | None = None,
+                    estimate_for: float = 0.0) -> int:
         """How many documents `where` matches. `keep_for` > 0: the count may be one made at most that many
         seconds ago, while this process wrote nothing to the collection since (storage/counts.py).
-        `indexed`: a field with an index and one value per record (not an array: the embedded server's
-        find misses arrays through an index), that `where.equals` fixes, as a BelongsTo key (see
-        `_count_through`)."""
+        `estimate_for` > 0: a `where` that selects every document is answered with the collection's
+        estimated count (its metadata, not a scan) made at most that many seconds ago, on the same terms.
+        `indexed`: a field with an index and one
+        value per record (not an array: the embedded server's find misses arrays through an index), that
+        `where.equals` fixes, as a BelongsTo key (see `_count_through`)."""
         if keep_for <= 0:
-            return await self._count(where, indexed)
-        key = repr(where)
+            return await self._count(where, indexed, estimate_for)
+        return await self._kept(repr(where), keep_for, lambda: self._count(where, indexed, estimate_for))
+
+    async def _kept(self, key: str, seconds: float, counting: Callable[[], Awaitable[int]]) -> int:
+        """The count kept under `key` (storage/counts.py), else what `counting` counts, kept for `seconds`."""
         found = counts.kept(self._col, key)
         if found is None:
             counted_at = counts.generation(self._col)
-            found = await self._count(where, indexed)
-            counts.keep(self._col, key, counted_at, found, keep_for)
+            found = await counting()
+            counts.keep(self._col, key, counted_at, found, seconds)
         return found
 
     @unavailable_as_error
-    async def _count(self, where: Filter, indexed: str | None = None) -> int:
+    async def _count(self, where: Filter, indexed: str | None = None, estimate_for: float = 0.0) -> int:
         parts = await self._search_parts(where)
         if parts is not None:  # disjoint, so the counts add up (storage/search_parts.py)
             return sum([await self._count_part(part, indexed) for part in parts])
@@ -164,12 +171,18 @@ class Collection(Writes):
         if query is None:
             return 0
         if not query:
-            return await self._col.estimated_document_count()
+            return await self._estimated(estimate_for)
         if indexed is not None and not (await self._server()).counts_through_indexes:
             found = await self._count_through(query, indexed)
             if found is not None:
                 return found
         return await self._counted(query)
+
+    async def _estimated(self, seconds: float) -> int:
+        """The collection's estimated count, kept `seconds` when more than 0."""
+        if seconds <= 0:
+            return int(await self._col.estimated_document_count())
+        return await self._kept(_ESTIMATE, seconds, self._col.estimated_document_count)
 
     async def _count_part(self, part: Filter, indexed: str | None) -> int:
         """A search part's count: one that keeps in or leaves out a key's related ids by groups of that key,

@@ -1,5 +1,6 @@
 """Counts kept a few seconds for the filters a caller asks to keep (expensive ones: a search must read
-every document to count its matches, and paging through its results asks the same count on every page).
+every document to count its matches, and paging through its results asks the same count on every page),
+and a collection's estimated count (the total of a list without filters, asked by every page of it).
 
 A kept count is used only while no write to its collection was made in this process since it was
 counted (every write of a `Collection` says so once it is done; a transaction's end, committed or not,

@@ -280,3 +280,27 @@ async def test_an_expensive_aggregation_takes_a_turn(api, restify, ann, query, r
         # one key, or a date by day, month or year, is a plain aggregation
         for plain in ("group=user_id", "group=created_at:month&metrics=count,sum:views"):
             assert (await api.get(f"{POSTS}/aggregate?{plain}", token=ann["token"])).status == 200
+
+
+def estimates_sent(commands) -> int:
+    return sum(1 for name, collection in commands.reads() if name == "count" and collection == "posts")
+
+
+async def test_the_total_of_a_list_without_filters_is_kept_until_a_write(api, restify, ann, posts, db, commands):
+    commands.reset()
+    totals = [(await api.get(POSTS)).json["meta"]["total"] for _ in range(2)]
+    assert (totals, estimates_sent(commands)) == ([1, 1], 1)
+    await db.collection("posts")._col.insert_one({"title": "by another program"})
+    assert (await api.get(POSTS)).json["meta"]["total"] == 1  # another program's write: seen within the second
+    assert (await api.post(POSTS, {"title": "pineapple"}, token=ann["token"])).status == 201
+    commands.reset()
+    assert ((await api.get(POSTS)).json["meta"]["total"], estimates_sent(commands)) == (3, 1)
+
+
+async def test_no_estimated_total_is_kept_when_the_setting_says_none(api, restify, posts, db, commands):
+    restify.settings.set("query", "estimated_count_seconds", 0)
+    commands.reset()
+    assert (await api.get(POSTS)).json["meta"]["total"] == 1
+    await db.collection("posts")._col.insert_one({"title": "by another program"})
+    assert (await api.get(POSTS)).json["meta"]["total"] == 2
+    assert estimates_sent(commands) == 2

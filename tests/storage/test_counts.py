@@ -64,3 +64,33 @@ def test_a_write_that_ended_while_counting_leaves_the_count_stale(io_loop, rows,
     io_loop.run_sync(lambda: rows.insert({"title": "apple crumble"}))
     counts.keep(rows._col, repr(SEARCH), before, 99, 5.0)  # a count begun before that insert, kept after it
     assert counted(io_loop, rows, commands) == (3, 1)
+
+
+def estimated(io_loop, rows, commands, estimate_for: float = 5.0, where: Filter = Filter()) -> tuple[int, int]:
+    """(the count of `where` with estimates kept `estimate_for` seconds, the commands it sent)."""
+    commands.reset()
+    return io_loop.run_sync(lambda: rows.count(where, estimate_for=estimate_for)), len(commands.reads())
+
+
+def test_the_estimated_count_of_every_record_is_kept_until_a_write_from_this_process(io_loop, rows, commands):
+    assert estimated(io_loop, rows, commands) == (3, 1)
+    io_loop.run_sync(lambda: rows._col.insert_one({"title": "quince"}))  # another program's write: not seen yet
+    assert estimated(io_loop, rows, commands) == (3, 0)
+    io_loop.run_sync(lambda: rows.insert({"title": "plum"}))
+    assert estimated(io_loop, rows, commands) == (5, 1)
+
+
+def test_the_estimated_count_expires_and_zero_seconds_keep_none(io_loop, rows, commands):
+    assert estimated(io_loop, rows, commands, estimate_for=0.001) == (3, 1)
+    io_loop.run_sync(lambda: rows._col.insert_one({"title": "quince"}))
+    io_loop.run_sync(lambda: asyncio.sleep(0.01))
+    assert estimated(io_loop, rows, commands, estimate_for=0.001) == (4, 1)
+    assert estimated(io_loop, rows, commands, estimate_for=0) == (4, 1)
+    assert estimated(io_loop, rows, commands, estimate_for=0) == (4, 1)
+
+
+def test_a_count_with_a_filter_is_not_kept_as_an_estimate(io_loop, rows, commands):
+    pear = Filter(equals={"title": "pear"})
+    assert estimated(io_loop, rows, commands, where=pear) == (1, 1)
+    io_loop.run_sync(lambda: rows._col.insert_one({"title": "pear"}))
+    assert estimated(io_loop, rows, commands, where=pear) == (2, 1)

@@ -16,8 +16,8 @@ from service.core.declarations import DATA_MEMBER, READ, WRITE, Context, Resourc
 from service.core.identity import pace_writes, refuse_unverified
 from service.core.kernel import Forbidden, NotFound, Unauthenticated, with_values
 from service.core.reading import (IndexQuery, Page, Visible, apply_fieldsets, asked_relations, bindable,
-                                  once, charged_page, cursor_binding, cursor_key, fill, forced, index_query,
-                                  page_envelope, page_records, parse_fieldsets, ranked, read_cursor_page,
+                                  once, charged_page, cursor_binding, cursor_key, estimate_seconds, fill, forced,
+                                  index_query, page_envelope, page_records, parse_fieldsets, ranked, read_cursor_page,
                                   read_through_page, refuse_before_reading, refuse_unranked, relation_key,
                                   require_readable, resolve, search_within, taking_turns, text_fields, trashed_asked,
                                   visibility_of, with_eager, with_relations)
@@ -107,7 +107,8 @@ async def index(app: Restify, name: str, context: Context) -> dict[str, Any]:
                                         cursor_key(app.settings), bound, only)
             await refuse_before_reading(app, resource, context, with_eager(resource, query.related), read_page)
             page = await read_page()
-        total = await collection.count(where, count_kept_for) if query.counted else None
+        total = await collection.count(where, count_kept_for, estimate_for=estimate_seconds(app)) \
+            if query.counted else None
     rows = seen.shown_rows(page.documents)
     await fill(app, resource, context, [d for d, _ in rows], fields, chosen.get(resource.name))
     spent, tree = budget_of(app, context), with_eager(resource, query.related)

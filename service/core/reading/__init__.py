@@ -3,7 +3,7 @@ relation loading, fieldsets, serializing, and the admission of expensive queries
 
 May import: kernel, declarations (docs/architecture.md: the layers and their rules).
 """
-from service.core.reading.admission import owner, taking_turns
+from service.core.reading.admission import estimate_seconds, owner, taking_turns
 from service.core.reading.computed import ComputeContext, computed_fields, fill
 from service.core.reading.cursors import Page, once, cursor_binding, cursor_key, read_cursor_page
 from service.core.reading.fieldsets import Fieldsets, apply_fieldsets, parse_fieldsets, selectable
@@ -34,6 +34,7 @@ __all__ = [
     "index_query", "load_related", "max_related_depth", "parse_fieldsets", "query_text", "read_cursor_page",
     "read_through_page", "record_meta", "refuse_before_reading", "relation_key", "require_readable",
     "owner", "resource_object", "search_within", "selectable", "serialize", "taking_turns", "trashed_asked",
+    "estimate_seconds",
     "visibility_of", "visible", "with_eager", "with_relations", "with_relationships",
     "ranked", "refuse_unranked", "text_fields",
 ]

@@ -210,6 +210,11 @@ def rest(app: "Restify") -> float:
     return max(0.0, float(app.settings.number("query", "expensive_rest")))
 
 
+def estimate_seconds(app: "Restify") -> float:
+    """`query.estimated_count_seconds`: how long the estimated total of a list without filters is kept."""
+    return app.settings.seconds("query", "estimated_count_seconds")
+
+
 def share(app: "Restify") -> float:
     """`query.expensive_share`: the part of a process's time its expensive queries may take (1: all of it)."""
     return min(1.0, float(app.settings.positive("query", "expensive_share")))
