@@ -146,9 +146,9 @@ class Collection(Writes):
         seconds ago, while this process wrote nothing to the collection since (storage/counts.py).
         `estimate_for` > 0: a `where` that selects every document is answered with the collection's
         estimated count (its metadata, not a scan) made at most that many seconds ago, on the same terms.
-        `indexed`: a field with an index and one
-        value per record (not an array: the embedded server's find misses arrays through an index), that
-        `where.equals` fixes, as a BelongsTo key (see `_count_through`)."""
+        `indexed`: a field with an index and one value per record (not an array: the embedded server's
+        find misses arrays through an index), that `where.equals` fixes, as a BelongsTo key (see
+        `_count_through`)."""
         if keep_for <= 0:
             return await self._count(where, indexed, estimate_for)
         return await self._kept(repr(where), keep_for, lambda: self._count(where, indexed, estimate_for))

@@ -34,7 +34,6 @@ __all__ = [
     "index_query", "load_related", "max_related_depth", "parse_fieldsets", "query_text", "read_cursor_page",
     "read_through_page", "record_meta", "refuse_before_reading", "relation_key", "require_readable",
     "owner", "resource_object", "search_within", "selectable", "serialize", "taking_turns", "trashed_asked",
-    "estimate_seconds",
-    "visibility_of", "visible", "with_eager", "with_relations", "with_relationships",
+    "estimate_seconds", "visibility_of", "visible", "with_eager", "with_relations", "with_relationships",
     "ranked", "refuse_unranked", "text_fields",
 ]
