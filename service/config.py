@@ -306,9 +306,10 @@ class Settings:
         found = _number(self.get(section, key))
         return _default(section, key) if found is None or found <= 0 else found
 
-    def seconds(self, section: str, key: str) -> float:
-        """A time that may be 0 (off); a negative one is 0, one left empty or not a number takes its default."""
-        return self._remembered("seconds", section, key, lambda s, k: max(0.0, float(self.number(s, k))))
+    def non_negative(self, section: str, key: str) -> float:
+        """A number that may be 0 (a time or a factor that turns something off); a negative one is 0, one left
+        empty or not a number takes its default (DEFAULTS)."""
+        return self._remembered("non_negative", section, key, lambda s, k: max(0.0, float(self.number(s, k))))
 
     def set(self, section: str, key: str, value: Any) -> None:
         self.values.setdefault(section, {})[key] = value

@@ -28,7 +28,7 @@ from service.core.declarations.budget import Budget
 from service.core.declarations.context import Context
 from service.core.declarations.registry import ResourceRelation
 from service.graphql.fast import compiled_writer, plain_plan
-from service.graphql.resolvers import RELATIONSHIPS, RepositoryResolvers, flatten
+from service.graphql.resolvers import RELATIONSHIPS, RepositoryResolvers, flatten, relation_items
 from service.graphql.selection import ALWAYS, selected_in
 
 # How a direct field's answer is written from what its operation gives, within the request's budget:
@@ -175,7 +175,7 @@ def _relation_field(owner: GraphQLObjectType, key: str, node: FieldNode,
         return None
     argument = field.args.get("first")
     default = argument.default_value if argument is not None else None
-    first = default if type(default) is int and default >= 0 else None  # else all of them, as the resolver gives
+    first = default if type(default) is int else None
     keep = frozenset(selected.name.value for selected in chosen.values() if selected.name.value not in ALWAYS)
     return _RelationField(key, relation.name, single, first, keep, compiled_writer(plan))
 
@@ -198,8 +198,7 @@ def _record_writer(record_type: GraphQLObjectType, chosen: dict[str, FieldNode],
             return None
         loaded = record[RELATIONSHIPS]
         for field in related:
-            items = loaded.get(field.name, [])
-            items = items[:1] if field.single else items[:field.first] if field.first is not None else items
+            items = relation_items(loaded, field.name, field.single, field.first)
             written = []
             for item in items:
                 budget.place(item, field.keep)  # as the relation field's resolver charges what it writes

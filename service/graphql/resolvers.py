@@ -42,8 +42,7 @@ def relation_resolver(name: str, single: bool) -> Any:
     """A relation field: the related records loaded with its parent. Each place one is written is
     charged to the answer's budget (the records were built once, and aliases write them again)."""
     def resolve(parent: dict[str, Any], info: GraphQLResolveInfo, first: int | None = None) -> Any:
-        items = parent.get(RELATIONSHIPS, {}).get(name, [])
-        items = items[:1] if single else items[:first] if first is not None and first >= 0 else items
+        items = relation_items(parent.get(RELATIONSHIPS, {}), name, single, first)
         budget = info.context["context"].budget
         if budget is not None and items:
             keep = selected_here(info)
@@ -53,6 +52,14 @@ def relation_resolver(name: str, single: bool) -> Any:
             return flatten(items[0]) if items else None
         return [flatten(item) for item in items]
     return resolve
+
+
+def relation_items(loaded: dict[str, list[dict[str, Any]]], name: str, single: bool,
+                   first: int | None) -> list[dict[str, Any]]:
+    """What a relation field writes of the related records loaded with its parent (`loaded`, by relation):
+    one for a BelongsTo, else the first `first` (all of them when it is None or negative)."""
+    items = loaded.get(name, [])
+    return items[:1] if single else items[:first] if first is not None and first >= 0 else items
 
 
 def with_filter(context: Context, given: dict[str, Any] | None) -> Context:

@@ -207,12 +207,12 @@ def concurrency(app: "Restify") -> int:
 
 def rest(app: "Restify") -> float:
     """`query.expensive_rest`: how many times its last expensive query's duration an owner rests (0: none)."""
-    return max(0.0, float(app.settings.number("query", "expensive_rest")))
+    return app.settings.non_negative("query", "expensive_rest")
 
 
 def estimate_seconds(app: "Restify") -> float:
     """`query.estimated_count_seconds`: how long the estimated total of a list without filters is kept."""
-    return app.settings.seconds("query", "estimated_count_seconds")
+    return app.settings.non_negative("query", "estimated_count_seconds")
 
 
 def share(app: "Restify") -> float:
@@ -247,7 +247,7 @@ class _Turn:
             return 0.0
         self.turn = admission(app).turn(owner(self.context), concurrency(app), reason, rest(app), share(app))
         await self.turn.__aenter__()
-        return max(0.0, float(app.settings.number("query", "expensive_count_seconds")))
+        return app.settings.non_negative("query", "expensive_count_seconds")
 
     async def __aexit__(self, *raised: Any) -> bool | None:
         return await self.turn.__aexit__(*raised) if self.turn is not None else None
