@@ -35,13 +35,30 @@ CASES = ("motor find", "index operation", "graphql list")
 QUERY = "{ postList(first: 15) { id title body views published user_id created_at updated_at } }"
 WARM_UP = 30
 VALGRIND = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
-_REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+# The same count with valgrind's model of the machine's caches: the misses of the first-level caches too.
+CACHE_SIMULATED = ["valgrind", "--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=/dev/null"]
+# What valgrind's summary says, by the name a table gives it. "D1 misses" are the data cache's misses on
+# reads and writes together.
+COUNTERS = {"instructions": re.compile(r"I\s+refs:\s+([\d,]+)"),
+            "I1 misses": re.compile(r"I1\s+misses:\s+([\d,]+)"),
+            "D1 misses": re.compile(r"D1\s+misses:\s+([\d,]+)")}
+
+
+def counts_in(output: str, names: tuple[str, ...]) -> dict[str, int] | None:
+    """The counters `names` (of COUNTERS) valgrind printed in `output`; None when one is missing."""
+    counts = {}
+    for name in names:
+        found = COUNTERS[name].search(output)
+        if found is None:
+            return None
+        counts[name] = int(found.group(1).replace(",", ""))
+    return counts
 
 
 def instructions_in(output: str) -> int | None:
     """The instruction count valgrind printed in `output`; None when it printed none."""
-    found = _REFS.search(output)
-    return int(found.group(1).replace(",", "")) if found is not None else None
+    counts = counts_in(output, ("instructions",))
+    return counts["instructions"] if counts is not None else None
 
 
 def under_valgrind(prefix: str, bench: Callable[[Workspace, argparse.Namespace], int],
