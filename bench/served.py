@@ -1,6 +1,6 @@
 """Instructions a server executes per request, counted by valgrind: the service (`restify serve`, one
-process) and the bare app answering the same request, so their ratio is the framework's own cost
-without the machine's noise.
+process) and the bare app answering the same request, so their ratio is the framework's own work
+without the machine's noise (not all of what a request costs in time: see `--misses`).
 
     python -m bench.served [--requests 300] [--connections 1] [--only NAME] [--misses]
 
