@@ -55,12 +55,6 @@ def counts_in(output: str, names: tuple[str, ...]) -> dict[str, int] | None:
     return counts
 
 
-def instructions_in(output: str) -> int | None:
-    """The instruction count valgrind printed in `output`; None when it printed none."""
-    counts = counts_in(output, ("instructions",))
-    return counts["instructions"] if counts is not None else None
-
-
 def under_valgrind(prefix: str, bench: Callable[[Workspace, argparse.Namespace], int],
                    args: argparse.Namespace) -> int:
     """`bench` in a fresh workspace, once valgrind is known to be there."""
@@ -110,10 +104,10 @@ def _counted(case: str, calls: int, env: dict[str, str]) -> int:
     """The instructions a child running `case` `calls` times executed, start-up included."""
     command = [*VALGRIND, sys.executable, "-m", "bench.instructions", "--child", case, "--calls", str(calls)]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
-    found = instructions_in(done.stderr)
+    found = counts_in(done.stderr, ("instructions",))
     if done.returncode != 0 or found is None:
         raise RuntimeError(f"{case}: valgrind failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return found
+    return found["instructions"]
 
 
 def seeded(workspace: Workspace) -> tuple[dict[str, str], str, str]:
